@@ -1,0 +1,2 @@
+/* buf: to be written. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* json: to be written. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* proc: to be written. */
+#include "config.h"

@@ -1,0 +1,2 @@
+/* timeutil: to be written. */
+#include "config.h"
