@@ -31,7 +31,8 @@ size_t buf_max(const struct buf *b);
 void buf_consume(struct buf *b, size_t n);
 /* Empties B, keeping its maximum. */
 void buf_reset(struct buf *b);
-/* Hands the contents to the caller as a NUL-terminated string (free() it) and empties B; NULL if out of memory. */
+/* Hands the contents to the caller as a NUL-terminated string (free() it) and empties B; NULL if out of memory.
+ * The returned memory is no longer wiped by B: a caller stealing a secret wipes it itself. */
 char *buf_steal(struct buf *b, size_t *len);
 
 #endif

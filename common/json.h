@@ -1,6 +1,10 @@
 /* A JSON writer into a bounded buffer. Strings are escaped so that untrusted
  * text (SNI, Host, paths, argv) cannot break a record: control characters
- * become \uXXXX and each byte of invalid UTF-8 becomes \ufffd. */
+ * become \uXXXX (\n, \t, \r, \b, \f in short form), U+2028 and U+2029
+ * become \u2028 and \u2029, and each byte of invalid UTF-8 (bad lead bytes,
+ * truncated sequences, overlongs, surrogates, past U+10FFFF) becomes \ufffd.
+ * Misuse (a value where a key is due, an unbalanced end, nesting past the
+ * depth cap, a second top-level value) fails the document like an overflow. */
 #ifndef CORRAL_JSON_H
 #define CORRAL_JSON_H
 
@@ -36,14 +40,15 @@ void json_kv_null(struct json *j, const char *key);
 
 /* True when everything written so far fit and nesting was balanced at every step. */
 bool json_ok(const struct json *j);
-/* The text written so far (NUL-terminated); NULL unless json_ok() and every
- * object and array is closed. */
+/* The text written so far (NUL-terminated); NULL unless json_ok(), a value
+ * was written, and every object and array is closed. */
 const char *json_text(const struct json *j, size_t *len);
 /* Empties the writer for the next document, keeping its maximum. */
 void json_reset(struct json *j);
 
-/* Appends S escaped as a JSON string body (no quotes) to OUT, of OUT_SIZE
- * bytes; returns the length written, or -1 when it did not fit. */
+/* Writes S escaped as a JSON string body (no quotes) to OUT, of OUT_SIZE
+ * bytes, NUL-terminated; returns the length written without the NUL, or -1
+ * (OUT empty when OUT_SIZE > 0) when it did not fit. */
 int json_escape(const char *s, size_t len, char *out, size_t out_size);
 
 #endif
