@@ -1,0 +1,134 @@
+/* Checks a non-root caller's policy against the roots it was given. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/caller.h"
+
+#define CALLER_RUNTIME_DEFAULT LIBEXECDIR "/corral"
+
+/* The system directories every sandbox sees (DESIGN section 2): a caller may
+ * name them, since the mounts make them read-only or private anyway. */
+static const char *const caller_baseline[] = {
+	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
+	"/etc", "/opt", "/tmp", "/dev", "/proc",
+};
+#define CALLER_BASELINE_COUNT (sizeof(caller_baseline) / sizeof(caller_baseline[0]))
+
+bool
+caller_path_within(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	if (dir[0] != '/' || path[0] != '/')
+		return false;           /* only absolute paths can be within */
+	while (len > 0 && dir[len - 1] == '/')
+		len--;
+	if (len == 0)
+		return true;            /* "/" holds every absolute path */
+	if (strncmp(path, dir, len) != 0)
+		return false;
+	return path[len] == '\0' || path[len] == '/';
+}
+
+void
+caller_report_clear(struct caller_report *report)
+{
+	size_t i;
+
+	for (i = 0; i < report->nmessages; i++)
+		free(report->messages[i]);
+	free(report->messages);
+	report->messages = NULL;
+	report->nmessages = 0;
+}
+
+/* Appends one formatted message; -1 when memory runs out. */
+static int
+caller_add(struct caller_report *report, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL, **grown;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	grown = reallocarray(report->messages, report->nmessages + 1, sizeof(*grown));
+	if (grown == NULL) {
+		free(msg);
+		return -1;
+	}
+	grown[report->nmessages++] = msg;
+	report->messages = grown;
+	return 0;
+}
+
+/* True when PATH lies within a root, the baseline or the runtime. */
+static bool
+caller_path_allowed(const char *path, const char *const *roots, size_t nroots,
+    const char *runtime_dir)
+{
+	size_t i;
+
+	for (i = 0; i < nroots; i++)
+		if (caller_path_within(path, roots[i]))
+			return true;
+	for (i = 0; i < CALLER_BASELINE_COUNT; i++)
+		if (caller_path_within(path, caller_baseline[i]))
+			return true;
+	return caller_path_within(path, runtime_dir);
+}
+
+/* Adds a message for every path of LIST (named KEY) outside what is allowed. */
+static int
+caller_check_paths(const struct policy_paths *list, const char *key,
+    const char *const *roots, size_t nroots, const char *runtime_dir,
+    struct caller_report *report)
+{
+	size_t i;
+
+	for (i = 0; i < list->npaths; i++) {
+		if (caller_path_allowed(list->paths[i], roots, nroots, runtime_dir))
+			continue;
+		/* A path outside the roots would show the caller files its
+		 * sandbox was not given: the roots are the whole grant. */
+		if (caller_add(report, "filesystem_policy.%s: %s is outside the "
+		    "sandbox's roots and the system directories (a policy from a "
+		    "non-root caller may name only paths within its roots)",
+		    key, list->paths[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+enum caller_result
+caller_check(const struct policy *p, const char *const *roots, size_t nroots,
+    const char *runtime_dir, struct caller_report *report)
+{
+	const char *runtime = runtime_dir != NULL ? runtime_dir : CALLER_RUNTIME_DEFAULT;
+
+	caller_report_clear(report);
+	/* A non-root caller's sandbox runs as the caller; process: would
+	 * let it pick another user. */
+	if (p->has_process && caller_add(report, "process: a policy from a "
+	    "non-root caller may not set process (the sandbox runs as the "
+	    "caller); remove the section") < 0)
+		goto nomem;
+	if (caller_check_paths(&p->read_only, "read_only", roots, nroots,
+	    runtime, report) < 0)
+		goto nomem;
+	if (caller_check_paths(&p->read_write, "read_write", roots, nroots,
+	    runtime, report) < 0)
+		goto nomem;
+	return report->nmessages > 0 ? CALLER_REFUSED : CALLER_OK;
+nomem:
+	caller_report_clear(report);
+	return CALLER_ERR_NOMEM;
+}
