@@ -1,0 +1,259 @@
+/* corral policy render | check: policies without a daemon. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/cli.h"
+#include "common/xmalloc.h"
+#include "policy/grant.h"
+#include "policy/load.h"
+#include "policy/profile.h"
+#include "policy/render.h"
+
+#define CLI_ROOTS_MAX 64
+#define CLI_GRANTS_MAX 16
+#define CLI_REGULAR_UID_MIN 1000        /* below it: system accounts, never run_as by default */
+
+/* What `policy render` was asked for. */
+struct cli_render_args {
+	struct render_root roots[CLI_ROOTS_MAX];
+	char *root_paths[CLI_ROOTS_MAX];
+	size_t nroots;
+	struct render_grant grants[CLI_GRANTS_MAX];
+	size_t ngrants;
+	const char *profile;
+	long uid, gid;                  /* -1: not given */
+};
+
+/* An absolute spelling of PATH: resolved when it exists, else joined to the
+ * current folder, so that paths that do not exist yet still render. */
+static char *
+cli_absolute_path(const char *path)
+{
+	char resolved[PATH_MAX], cwd[PATH_MAX];
+	char *joined;
+
+	if (realpath(path, resolved) != NULL)
+		return xstrdup(resolved);
+	if (path[0] == '/')
+		return xstrdup(path);
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return NULL;
+	xasprintf(&joined, "%s/%s", cwd, path);
+	return joined;
+}
+
+/* Parses PATH[:ro|:rw] into the next root. */
+static int
+cli_add_root(struct cli_render_args *a, const char *arg)
+{
+	size_t len = strlen(arg);
+	bool writable = true;
+	char *path, *absolute;
+
+	if (a->nroots == CLI_ROOTS_MAX)
+		return cli_fail("too many --root options (at most %d)", CLI_ROOTS_MAX);
+	path = xstrdup(arg);
+	if (len > 3 && (strcmp(arg + len - 3, ":ro") == 0 || strcmp(arg + len - 3, ":rw") == 0)) {
+		writable = arg[len - 2] == 'r' && arg[len - 1] == 'w';
+		path[len - 3] = '\0';
+	}
+	absolute = path[0] != '\0' ? cli_absolute_path(path) : NULL;
+	free(path);
+	if (absolute == NULL)
+		return cli_fail("--root %s: not a usable path", arg);
+	a->root_paths[a->nroots] = absolute;
+	a->roots[a->nroots].path = absolute;
+	a->roots[a->nroots].writable = writable;
+	a->nroots++;
+	return 0;
+}
+
+static int
+cli_add_grant(struct cli_render_args *a, const char *name)
+{
+	const struct grant_def *def = grant_builtin(name);
+
+	if (def == NULL)
+		return cli_fail("unknown grant '%s' (known: %s)", name, grant_builtin_names());
+	if (a->ngrants == CLI_GRANTS_MAX)
+		return cli_fail("too many --grant options (at most %d)", CLI_GRANTS_MAX);
+	a->grants[a->ngrants].name = def->name;
+	a->grants[a->ngrants].hosts = def->hosts;
+	a->grants[a->ngrants].nhosts = def->nhosts;
+	a->ngrants++;
+	return 0;
+}
+
+/* Parses a uid or gid: decimal, 0 to 2^32-2. */
+static int
+cli_parse_id(const char *text, const char *option, long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 ||
+	    v >= UINT32_MAX)
+		return cli_fail("%s %s: not a numeric id", option, text);
+	*out = (long)v;
+	return 0;
+}
+
+/* Chooses run_as when --uid/--gid were not given: the owner of the first
+ * writable root when that is a regular user. Never root: a sandbox whose
+ * uid is 0 could write /proc/sys/kernel/core_pattern. */
+static int
+cli_default_ids(struct cli_render_args *a)
+{
+	struct stat st;
+
+	for (size_t i = 0; i < a->nroots; i++) {
+		if (!a->roots[i].writable)
+			continue;
+		if (stat(a->roots[i].path, &st) == -1)
+			return cli_fail("%s does not exist, so its owner cannot be the "
+			    "sandbox's user: pass --uid and --gid", a->roots[i].path);
+		if (st.st_uid < CLI_REGULAR_UID_MIN)
+			return cli_fail("%s belongs to uid %u, not a regular user, and a "
+			    "sandbox never runs as a system account: pass --uid and --gid",
+			    a->roots[i].path, (unsigned)st.st_uid);
+		a->uid = st.st_uid;
+		a->gid = st.st_gid;
+		return 0;
+	}
+	return cli_fail("no writable root to take the sandbox's user from: "
+	    "pass --uid and --gid");
+}
+
+static int
+cli_render_parse(int argc, char **argv, struct cli *cli, struct cli_render_args *a)
+{
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, 'r' },
+		{ "profile", required_argument, NULL, 'P' },
+		{ "uid", required_argument, NULL, 'u' },
+		{ "gid", required_argument, NULL, 'g' },
+		{ "grant", required_argument, NULL, 'G' },
+		{ "profiles-dir", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, rc = 0;
+
+	while (rc == 0 && (opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'r': rc = cli_add_root(a, optarg); break;
+		case 'P': a->profile = optarg; break;
+		case 'u': rc = cli_parse_id(optarg, "--uid", &a->uid); break;
+		case 'g': rc = cli_parse_id(optarg, "--gid", &a->gid); break;
+		case 'G': rc = cli_add_grant(a, optarg); break;
+		case 'd': cli->profiles_dir = optarg; break;
+		default: return cli_usage(cli_find("policy render"));
+		}
+	}
+	if (rc != 0)
+		return rc;
+	if (optind != argc || (a->uid < 0) != (a->gid < 0))
+		return cli_usage(cli_find("policy render"));
+	if (a->nroots == 0)
+		rc = cli_add_root(a, ".");
+	return rc;
+}
+
+/* Loads the named profile, printing why it cannot be. */
+static struct policy *
+cli_load_profile(const struct cli *cli, const char *name)
+{
+	const char *dir = cli->profiles_dir != NULL ? cli->profiles_dir : profile_dir_default();
+	struct policy_diags diags;
+	struct policy *profile = NULL;
+	char *message = NULL, *text;
+
+	policy_diags_init(&diags);
+	if (profile_load(dir, name, &profile, &diags, &message) != PROFILE_OK) {
+		cli_fail("%s", message != NULL ? message : "cannot load the profile");
+		if ((text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE)) != NULL)
+			fputs(text, stderr);
+		free(text);
+	}
+	free(message);
+	policy_diags_clear(&diags);
+	return profile;
+}
+
+static int
+cli_render_print(struct cli_render_args *a, const struct policy *profile)
+{
+	struct render_spec spec = {
+		.roots = a->roots, .nroots = a->nroots, .profile = profile,
+		.uid = (uid_t)a->uid, .gid = (gid_t)a->gid,
+		.grants = a->grants, .ngrants = a->ngrants,
+	};
+	struct policy *rendered = NULL;
+	enum render_err err;
+	char *yaml = NULL;
+
+	if ((err = render_policy(&spec, &rendered)) == RENDER_OK)
+		err = render_yaml(rendered, &yaml, NULL);
+	policy_free(rendered);
+	if (err != RENDER_OK)
+		return cli_fail("cannot render the policy: %s", render_strerror(err));
+	fputs(yaml, stdout);
+	free(yaml);
+	return fflush(stdout) == 0 ? CLI_EXIT_OK : cli_fail("writing the policy failed");
+}
+
+int
+cli_policy_render(struct cli *cli, int argc, char **argv)
+{
+	struct cli_render_args a = { .profile = PROFILE_DEFAULT_NAME, .uid = -1, .gid = -1 };
+	struct policy *profile = NULL;
+	int rc;
+
+	rc = cli_render_parse(argc, argv, cli, &a);
+	if (rc == 0 && (profile = cli_load_profile(cli, a.profile)) == NULL)
+		rc = CLI_EXIT_FAILED;
+	if (rc == 0 && a.uid < 0)
+		rc = cli_default_ids(&a);
+	if (rc == 0)
+		rc = cli_render_print(&a, profile);
+	policy_free(profile);
+	for (size_t i = 0; i < a.nroots; i++)
+		free(a.root_paths[i]);
+	return rc;
+}
+
+int
+cli_policy_check(struct cli *cli, int argc, char **argv)
+{
+	struct policy_diags diags;
+	struct policy *p = NULL;
+	char *text;
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '\0')
+		return cli_usage(cli_find("policy check"));
+	policy_diags_init(&diags);
+	if (strcmp(argv[1], "-") == 0)
+		rc = policy_load_fd(STDIN_FILENO, "<stdin>", &p, &diags);
+	else
+		rc = policy_load_file(argv[1], &p, &diags);
+	if (rc == 0) {
+		printf("%s: valid policy, %zu network entr%s\n", argv[1], p->nrules,
+		    p->nrules == 1 ? "y" : "ies");
+	} else if ((text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE)) != NULL) {
+		fputs(text, stderr);
+		free(text);
+	}
+	policy_free(p);
+	policy_diags_clear(&diags);
+	return rc == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}

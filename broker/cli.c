@@ -1,0 +1,178 @@
+/* corral: the command-line client. Global options, then a verb from the table. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/cli.h"
+#include "common/log.h"
+
+static int cli_help(struct cli *cli, int argc, char **argv);
+static int cli_version(struct cli *cli, int argc, char **argv);
+
+static const struct cli_cmd cli_table[] = {
+	{ "help", "[VERB]", "show the verbs, or one verb's usage", cli_help },
+	{ "version", "", "print the version", cli_version },
+	{ "status", "", "say whether corrald answers, and what the kernel offers",
+	    cli_status },
+	{ "policy render",
+	    "[--root PATH[:ro]]... [--profile P] [--uid U --gid G] [--grant NAME]...",
+	    "print the policy a sandbox on these roots would get", cli_policy_render },
+	{ "policy check", "FILE", "check a policy file; errors as FILE:LINE:COL",
+	    cli_policy_check },
+};
+
+#define CLI_NCMDS (sizeof(cli_table) / sizeof(cli_table[0]))
+
+int
+cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("corral: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLI_EXIT_FAILED;
+}
+
+int
+cli_usage(const struct cli_cmd *cmd)
+{
+	fprintf(stderr, "usage: corral %s%s%s\n", cmd->name,
+	    cmd->usage[0] != '\0' ? " " : "", cmd->usage);
+	return CLI_EXIT_USAGE;
+}
+
+const struct cli_cmd *
+cli_find(const char *name)
+{
+	for (size_t i = 0; i < CLI_NCMDS; i++)
+		if (strcmp(cli_table[i].name, name) == 0)
+			return &cli_table[i];
+	return NULL;
+}
+
+static void
+cli_print_verbs(FILE *out)
+{
+	fprintf(out, "usage: corral [--config FILE] [--socket PATH] "
+	    "[--profiles-dir DIR] VERB [ARGS]\n\nverbs:\n");
+	for (size_t i = 0; i < CLI_NCMDS; i++)
+		fprintf(out, "  %-16s %s\n", cli_table[i].name, cli_table[i].summary);
+	fprintf(out, "\n`corral help VERB` shows a verb's arguments; "
+	    "man corral(1) says more.\n");
+}
+
+static int
+cli_help(struct cli *cli, int argc, char **argv)
+{
+	char name[64];
+	const struct cli_cmd *cmd;
+
+	if (argc < 2) {
+		cli_print_verbs(stdout);
+		return CLI_EXIT_OK;
+	}
+	snprintf(name, sizeof(name), "%s%s%s", argv[1], argc > 2 ? " " : "",
+	    argc > 2 ? argv[2] : "");
+	if ((cmd = cli_find(name)) == NULL && (cmd = cli_find(argv[1])) == NULL)
+		return cli_fail("unknown verb '%s' (try `corral help`)", name);
+	printf("usage: corral %s %s\n  %s\n", cmd->name, cmd->usage, cmd->summary);
+	return CLI_EXIT_OK;
+}
+
+static int
+cli_version(struct cli *cli, int argc, char **argv)
+{
+	printf("corral %s\n", PACKAGE_VERSION);
+	return CLI_EXIT_OK;
+}
+
+/* Finds the verb at ARGV: two words when the table has them, else one.
+ * Sets *WORDS to the number of words used. */
+static const struct cli_cmd *
+cli_match_verb(int argc, char **argv, int *words)
+{
+	char name[64];
+	const struct cli_cmd *cmd;
+
+	if (argc >= 2) {
+		snprintf(name, sizeof(name), "%s %s", argv[0], argv[1]);
+		if ((cmd = cli_find(name)) != NULL) {
+			*words = 2;
+			return cmd;
+		}
+	}
+	*words = 1;
+	return cli_find(argv[0]);
+}
+
+/* Reports an unknown verb, naming the group's verbs when the first word is one. */
+static int
+cli_unknown_verb(int argc, char **argv)
+{
+	size_t len = strlen(argv[0]);
+	int group = 0;
+
+	for (size_t i = 0; i < CLI_NCMDS; i++)
+		if (strncmp(cli_table[i].name, argv[0], len) == 0 &&
+		    cli_table[i].name[len] == ' ') {
+			if (!group++)
+				fprintf(stderr, "usage:\n");
+			cli_usage(&cli_table[i]);
+		}
+	if (group)
+		return CLI_EXIT_USAGE;
+	fprintf(stderr, "corral: unknown verb '%s' (try `corral help`)\n", argv[0]);
+	return CLI_EXIT_USAGE;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option globals[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "profiles-dir", required_argument, NULL, 'p' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cli cli = {
+		.socket_path = getenv("CORRAL_SOCKET"),
+		.config_path = getenv("CORRAL_CONFIG"),
+		.profiles_dir = getenv("CORRAL_PROFILES_DIR"),
+	};
+	const struct cli_cmd *cmd;
+	int opt, words;
+
+	log_init("corral", 1, LOG_LEVEL_WARN);
+	while ((opt = getopt_long(argc, argv, "+h", globals, NULL)) != -1) {
+		switch (opt) {
+		case 'c': cli.config_path = optarg; break;
+		case 's': cli.socket_path = optarg; break;
+		case 'p': cli.profiles_dir = optarg; break;
+		case 'V': return cli_version(&cli, 0, NULL);
+		case 'h': cli_print_verbs(stdout); return CLI_EXIT_OK;
+		default: cli_print_verbs(stderr); return CLI_EXIT_USAGE;
+		}
+	}
+	if (cli.socket_path == NULL || cli.socket_path[0] == '\0')
+		cli.socket_path = CLI_SOCKET_DEFAULT;
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		cli_print_verbs(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if ((cmd = cli_match_verb(argc, argv, &words)) == NULL)
+		return cli_unknown_verb(argc, argv);
+	/* The verb sees its own name as argv[0], as getopt expects. */
+	optind = 0;
+	return cmd->run(&cli, argc - words + 1, argv + words - 1);
+}

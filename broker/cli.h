@@ -1,0 +1,39 @@
+/* The corral command line: shared state of one invocation and the verb table. */
+#ifndef CORRAL_CLI_H
+#define CORRAL_CLI_H
+
+#include <stdbool.h>
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAILED 1       /* refused or failed, with a one-line reason on stderr */
+#define CLI_EXIT_USAGE 2
+
+#define CLI_SOCKET_DEFAULT "/run/corral/corrald.sock"
+
+/* What every verb may read: the global options, resolved once. */
+struct cli {
+	const char *socket_path;        /* --socket, CORRAL_SOCKET, default */
+	const char *config_path;        /* --config, CORRAL_CONFIG, or NULL */
+	const char *profiles_dir;       /* --profiles-dir, CORRAL_PROFILES_DIR, or NULL */
+};
+
+struct cli_cmd {
+	const char *name;               /* one or two words: "status", "policy render" */
+	const char *usage;              /* the arguments after the name */
+	const char *summary;            /* one line for `corral help` */
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+/* Prints "corral: " and the message to stderr; returns CLI_EXIT_FAILED. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the verb's usage line to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage(const struct cli_cmd *cmd);
+/* The table entry named NAME; NULL when there is none. */
+const struct cli_cmd *cli_find(const char *name);
+
+/* The verbs, one file per group. */
+int cli_status(struct cli *cli, int argc, char **argv);
+int cli_policy_render(struct cli *cli, int argc, char **argv);
+int cli_policy_check(struct cli *cli, int argc, char **argv);
+
+#endif
