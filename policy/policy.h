@@ -59,7 +59,7 @@ struct policy_rule {
 	size_t nendpoints;
 	struct policy_binary *binaries;
 	size_t nbinaries;
-	bool any_binary;                /* some binary is "/**": needs no identification */
+	bool any_binary;                /* some binary is the match-all glob: no identification needed */
 };
 
 struct policy_paths {
