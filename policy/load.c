@@ -66,6 +66,8 @@ struct load_ctx {
 	size_t nerrors;
 	size_t nnodes;
 	bool nomem;
+	unsigned seen_line;             /* a line whose start is known, to search on from */
+	size_t seen_offset;             /* its first byte */
 };
 
 /* The tree being built from events. */
@@ -191,20 +193,29 @@ load_break_len(const char *s, size_t n)
 	return 0;
 }
 
-/* Finds the bytes of line LINE (1-based) of the input. */
+/* Finds line LINE (1-based) of the input: its start, and its length up to
+ * what a diagnostic keeps. Errors come mostly in document order, so the
+ * search goes on from the last line found rather than from the top. */
 static void
-load_find_line(const struct load_ctx *ctx, unsigned line, size_t *start, size_t *len)
+load_find_line(struct load_ctx *ctx, unsigned line, size_t *start, size_t *len)
 {
 	size_t i = 0, b;
 	unsigned cur = 1;
 
+	if (ctx->seen_line > 0 && ctx->seen_line <= line) {
+		cur = ctx->seen_line;
+		i = ctx->seen_offset;
+	}
 	while (i < ctx->len && cur < line) {
 		b = load_break_len(ctx->data + i, ctx->len - i);
 		cur += b > 0;
 		i += b > 0 ? b : 1;
 	}
+	ctx->seen_line = cur;
+	ctx->seen_offset = i;
 	*start = i;
-	while (i < ctx->len && load_break_len(ctx->data + i, ctx->len - i) == 0)
+	while (i < ctx->len && i - *start < POLICY_DIAG_SOURCE_MAX_BYTES &&
+	    load_break_len(ctx->data + i, ctx->len - i) == 0)
 		i++;
 	*len = i - *start;
 }
@@ -250,7 +261,8 @@ load_verror(struct load_ctx *ctx, unsigned line, unsigned col, const char *fmt, 
 	size_t start = 0, len = 0;
 
 	ctx->nerrors++;
-	if (ctx->diags == NULL)
+	/* Past the cap nothing more is kept: skip the work of formatting. */
+	if (ctx->diags == NULL || ctx->diags->truncated)
 		return;
 	vsnprintf(message, sizeof(message), fmt, ap);
 	if (line > 0 && ctx->data != NULL) {
@@ -936,30 +948,38 @@ load_number(const struct ynode *n, unsigned long min, unsigned long max, unsigne
 	return LOAD_NUM_OK;
 }
 
+/* Says why the scalar N, the WHAT of a policy, is not the number RANGE
+ * describes. */
+static void
+load_number_report(struct load_ctx *ctx, const struct ynode *n, enum load_num err,
+    const char *what, const char *range)
+{
+	struct load_quoted q;
+	const char *text = load_quote(n->text, &q);
+
+	if (err == LOAD_NUM_QUOTED)
+		load_error_at(ctx, n, "%s \"%s\" is quoted: write it as a plain number", what, text);
+	else if (err == LOAD_NUM_LEADING_ZERO)
+		load_error_at(ctx, n, "%s %s has a leading zero: write it without", what, text);
+	else if (err == LOAD_NUM_RANGE)
+		load_error_at(ctx, n, "%s %s is out of range (%s)", what, text, range);
+	else
+		load_error_at(ctx, n, "%s '%s' is not a number (%s)", what, text, range);
+}
+
 /* Reads the port N, or says why it is no port. */
 static bool
 load_port(struct load_ctx *ctx, const struct ynode *n, uint16_t *out)
 {
-	struct load_quoted q;
 	unsigned long v = 0;
+	enum load_num err = load_number(n, LOAD_PORT_MIN, LOAD_PORT_MAX, &v);
 
-	switch (load_number(n, LOAD_PORT_MIN, LOAD_PORT_MAX, &v)) {
-	case LOAD_NUM_OK:
-		*out = (uint16_t)v;
-		return true;
-	case LOAD_NUM_QUOTED:
-		load_error_at(ctx, n, "port \"%s\" is quoted: write it as a plain number", load_quote(n->text, &q));
-		return false;
-	case LOAD_NUM_LEADING_ZERO:
-		load_error_at(ctx, n, "port %s has a leading zero: write it without", load_quote(n->text, &q));
-		return false;
-	case LOAD_NUM_RANGE:
-		load_error_at(ctx, n, "port %s is out of range (1-65535)", load_quote(n->text, &q));
-		return false;
-	default:
-		load_error_at(ctx, n, "port '%s' is not a number (1-65535)", load_quote(n->text, &q));
+	if (err != LOAD_NUM_OK) {
+		load_number_report(ctx, n, err, "port", "1-65535");
 		return false;
 	}
+	*out = (uint16_t)v;
+	return true;
 }
 
 /* True when the text of N has no control character (tab included): it
@@ -1001,14 +1021,13 @@ load_text(struct load_ctx *ctx, const struct ynode *n, const char *what, char **
 static void
 load_version(struct load_ctx *ctx, const struct ynode *n, struct policy *p)
 {
-	struct load_quoted q;
 	unsigned long v = 0;
+	enum load_num err;
 
 	if (n == NULL)
 		return;
-	if (load_number(n, 0, INT_MAX, &v) != LOAD_NUM_OK)
-		load_error_at(ctx, n, "version '%s' is not a number (this corral reads version %d)",
-		    load_quote(n->text, &q), POLICY_VERSION);
+	if ((err = load_number(n, 0, INT_MAX, &v)) != LOAD_NUM_OK)
+		load_number_report(ctx, n, err, "version", "this corral reads version 1");
 	else if (v != POLICY_VERSION)
 		load_error_at(ctx, n, "unsupported policy version %lu (this corral reads version %d)",
 		    v, POLICY_VERSION);

@@ -755,6 +755,12 @@ test_version_text_refused(void **state)
 }
 
 static void
+test_quoted_version_refused(void **state)
+{
+	assert_only_error("version: \"1\"\n", 1, 10, "version \"1\" is quoted");
+}
+
+static void
 test_unknown_landlock_compatibility_refused(void **state)
 {
 	assert_only_error("landlock:\n  compatibility: whatever\n", 2, 18,
@@ -1234,6 +1240,7 @@ main(void)
 		T(test_allowed_ips_host_bits_refused_with_network),
 		T(test_version_2_refused),
 		T(test_version_text_refused),
+		T(test_quoted_version_refused),
 		T(test_unknown_landlock_compatibility_refused),
 		T(test_run_as_root_refused),
 		T(test_run_as_root_name_refused),
