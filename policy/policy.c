@@ -36,7 +36,7 @@ policy_paths_clear(struct policy_paths *pp)
 	pp->npaths = 0;
 }
 
-static void
+void
 policy_endpoint_clear(struct policy_endpoint *e)
 {
 	free(e->host.name);
@@ -44,7 +44,7 @@ policy_endpoint_clear(struct policy_endpoint *e)
 	free(e->allowed_ips);
 }
 
-static void
+void
 policy_rule_clear(struct policy_rule *r)
 {
 	free(r->key);

@@ -86,6 +86,10 @@ struct policy {
 struct policy *policy_new(void);
 /* Frees P and everything it holds; NULL is fine. */
 void policy_free(struct policy *p);
+/* Frees what E holds (not E itself). */
+void policy_endpoint_clear(struct policy_endpoint *e);
+/* Frees what R holds (not R itself). */
+void policy_rule_clear(struct policy_rule *r);
 /* A deep copy of P; NULL if out of memory. */
 struct policy *policy_dup(const struct policy *p);
 /* True when A and B say the same thing (positions ignored). */
