@@ -29,9 +29,10 @@
 /* Loads the LEN bytes at DATA (no NUL needed) as a policy. NAME is what
  * diagnostics call the input (a file name, "<stdin>", "profile strict").
  * Returns 0 and a new policy in *OUT (policy_free() it), or -1, *OUT NULL,
- * with every error appended to DIAGS (which may be NULL when the caller
- * only wants the verdict). Running out of memory is an error like the
- * others. */
+ * with every error appended to DIAGS in the order of their positions
+ * (DIAGS may be NULL when the caller only wants the verdict; entries
+ * already in it are left as they are). Running out of memory is an error
+ * like the others. */
 int policy_load_buffer(const char *name, const char *data, size_t len,
     struct policy **out, struct policy_diags *diags);
 
