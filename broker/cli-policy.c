@@ -243,7 +243,7 @@ cli_policy_check(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli_find("policy check"));
 	policy_diags_init(&diags);
 	if (strcmp(argv[1], "-") == 0)
-		rc = policy_load_fd(STDIN_FILENO, "<stdin>", &p, &diags);
+		rc = policy_load_stream(STDIN_FILENO, "<stdin>", &p, &diags);
 	else
 		rc = policy_load_file(argv[1], &p, &diags);
 	if (rc == 0) {

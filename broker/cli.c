@@ -23,6 +23,15 @@ static const struct cli_cmd cli_table[] = {
 	    "print the policy a sandbox on these roots would get", cli_policy_render },
 	{ "policy check", "FILE", "check a policy file; errors as FILE:LINE:COL",
 	    cli_policy_check },
+	{ "policy get", "NAME", "print a sandbox's policy in force", cli_policy_get },
+	{ "policy set", "[--close-revoked] NAME FILE",
+	    "replace a sandbox's policy (validated first; in force on return)", cli_policy_set },
+	{ "policy update",
+	    "NAME [--rule R] [--add-endpoint H:P [--binary G]...]... "
+	    "[--remove-endpoint H:P]... [--close-revoked]",
+	    "add or remove endpoints of a sandbox's policy", cli_policy_update },
+	{ "denials", "NAME [--since T] [--json]", "what a sandbox was refused, structured",
+	    cli_denials },
 };
 
 #define CLI_NCMDS (sizeof(cli_table) / sizeof(cli_table[0]))

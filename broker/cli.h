@@ -35,5 +35,16 @@ const struct cli_cmd *cli_find(const char *name);
 int cli_status(struct cli *cli, int argc, char **argv);
 int cli_policy_render(struct cli *cli, int argc, char **argv);
 int cli_policy_check(struct cli *cli, int argc, char **argv);
+int cli_policy_get(struct cli *cli, int argc, char **argv);
+int cli_policy_set(struct cli *cli, int argc, char **argv);
+int cli_policy_update(struct cli *cli, int argc, char **argv);
+int cli_denials(struct cli *cli, int argc, char **argv);
+
+struct Corral__Request;
+struct Corral__Response;
+/* Sends REQ to corrald and reads its answer into *RESP. An Error answer,
+ * or no answer, is printed and gives CLI_EXIT_FAILED (*RESP then NULL). */
+int cli_call(const struct cli *cli, const struct Corral__Request *req,
+    struct Corral__Response **resp);
 
 #endif

@@ -2,13 +2,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "broker/client.h"
+#include "common/frame.h"
 
 /* Turns a connect() failure into a reason that names the fix. */
 static void
@@ -63,4 +66,107 @@ client_connect(const char *path, char *why, size_t why_size)
 		return -1;
 	}
 	return fd;
+}
+
+/* Writes all LEN bytes at DATA; -1 on error. */
+static int
+client_write_all(int fd, const uint8_t *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Reads exactly LEN bytes into BUF, waiting at most CLIENT_TIMEOUT_MS for
+ * each part; 0, or -1 with errno (ETIMEDOUT, or ECONNRESET at end of file). */
+static int
+client_read_all(int fd, uint8_t *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	while (len > 0) {
+		ssize_t n;
+		int ready = poll(&pfd, 1, CLIENT_TIMEOUT_MS);
+
+		if (ready == 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (ready < 0 && errno != EINTR)
+			return -1;
+		if (ready < 0)
+			continue;
+		n = recv(fd, buf, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			errno = ECONNRESET;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *why,
+    size_t why_size)
+{
+	uint8_t header[FRAME_HEADER_BYTES], *frame, *payload;
+	const char *problem = NULL;
+	size_t len;
+
+	if ((frame = wire_pack(&req->base, &len)) == NULL) {
+		snprintf(why, why_size, "the request is too large to send");
+		return -1;
+	}
+	if (client_write_all(fd, frame, len) == -1) {
+		free(frame);
+		snprintf(why, why_size, "sending the request failed: %s", strerror(errno));
+		return -1;
+	}
+	free(frame);
+	if (client_read_all(fd, header, sizeof(header)) == -1) {
+		snprintf(why, why_size, "no answer from corrald: %s", strerror(errno));
+		return -1;
+	}
+	if (frame_header_parse(header, sizeof(header), &len) != FRAME_READY) {
+		snprintf(why, why_size, "the answer is not a corral frame");
+		return -1;
+	}
+	if ((payload = malloc(len > 0 ? len : 1)) == NULL || client_read_all(fd, payload, len) == -1) {
+		free(payload);
+		snprintf(why, why_size, "the answer was cut short");
+		return -1;
+	}
+	*resp = wire_response_unpack(payload, len, &problem);
+	free(payload);
+	if (*resp == NULL) {
+		snprintf(why, why_size, "the answer is not a corral response: %s",
+		    problem != NULL ? problem : "unreadable");
+		return -1;
+	}
+	return 0;
+}
+
+int
+client_request(const char *path, const Corral__Request *req, Corral__Response **resp,
+    char *why, size_t why_size)
+{
+	int fd = client_connect(path, why, why_size), rc;
+
+	if (fd == -1)
+		return -1;
+	rc = client_call(fd, req, resp, why, why_size);
+	close(fd);
+	return rc;
 }

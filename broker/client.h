@@ -4,9 +4,23 @@
 
 #include <stddef.h>
 
+#include "common/wire.h"
+
+#define CLIENT_TIMEOUT_MS 60000         /* the longest wait for an answer */
+
 /* Connects to the control socket at PATH. Returns the descriptor, or -1
  * with a one-line reason, written to WHY (WHY_SIZE bytes), that says what
  * is wrong and what would fix it. */
 int client_connect(const char *path, char *why, size_t why_size);
+
+/* Sends REQ on FD and reads one response into *RESP (free it with
+ * corral__response__free_unpacked). -1 with a one-line reason in WHY. */
+int client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *why,
+    size_t why_size);
+
+/* Connects to PATH, sends REQ and reads the response: client_connect and
+ * client_call in one. */
+int client_request(const char *path, const Corral__Request *req, Corral__Response **resp,
+    char *why, size_t why_size);
 
 #endif

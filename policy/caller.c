@@ -47,6 +47,9 @@ caller_report_clear(struct caller_report *report)
 	report->nmessages = 0;
 }
 
+static int caller_add(struct caller_report *report, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Appends one formatted message; -1 when memory runs out. */
 static int
 caller_add(struct caller_report *report, const char *fmt, ...)

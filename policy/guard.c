@@ -60,6 +60,8 @@ guard_check(const char *path)
 	return GUARD_ALLOW;
 }
 
+static char *guard_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static char *
 guard_format(const char *fmt, ...)
 {

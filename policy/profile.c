@@ -130,6 +130,9 @@ profile_list(const char *dir, struct profile_list *out)
 	return err;
 }
 
+static void profile_message(char **message, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Sets *MESSAGE (when MESSAGE is not NULL) to a formatted line. */
 static void
 profile_message(char **message, const char *fmt, ...)

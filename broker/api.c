@@ -1,0 +1,323 @@
+/* The control socket's connections: read one framed request, check who
+ * asks, run its handler, write the framed response. A peer that sends
+ * something unexpected loses its connection. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "broker/api.h"
+#include "broker/daemon.h"
+#include "common/frame.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+
+struct api_conn {
+	struct api *api;
+	struct bufferevent *bev;
+	struct frame_decoder *frames;
+	struct api_caller caller;
+	bool answered;                  /* close once the answer is written */
+	struct api_conn *prev, *next;
+};
+
+struct api {
+	struct daemon *daemon;
+	struct evconnlistener *listener;
+	char *path;
+	unsigned nconns;
+	struct api_conn *conns;
+};
+
+/* The requests this daemon answers; others get an "unavailable" error. */
+static const struct {
+	Corral__Request__RequestCase which;
+	api_handler handler;
+} api_handlers[] = {
+	{ CORRAL__REQUEST__REQUEST_STATUS, api_status },
+	{ CORRAL__REQUEST__REQUEST_POLICY_GET, api_policy_get },
+	{ CORRAL__REQUEST__REQUEST_POLICY_SET, api_policy_set },
+	{ CORRAL__REQUEST__REQUEST_POLICY_UPDATE, api_policy_update },
+	{ CORRAL__REQUEST__REQUEST_DENIALS, api_denials },
+};
+
+void
+api_error(Corral__Response *resp, const char *code, const char *fmt, ...)
+{
+	Corral__Error *e = xmalloc(sizeof(*e));
+	va_list ap;
+	char *msg;
+
+	corral__error__init(e);
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		fatalx("out of memory");
+	va_end(ap);
+	e->code = xstrdup(code);
+	e->message = msg;
+	api_response_clear(resp);
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_ERROR;
+	resp->error = e;
+}
+
+void
+api_response_clear(Corral__Response *resp)
+{
+	Corral__Response *copy;
+
+	if (resp->response_case == CORRAL__RESPONSE__RESPONSE__NOT_SET)
+		return;
+	/* free_unpacked frees the message itself: hand it a heap copy. */
+	copy = xmalloc(sizeof(*copy));
+	*copy = *resp;
+	corral__response__free_unpacked(copy, NULL);
+	corral__response__init(resp);
+}
+
+static void
+api_conn_free(struct api_conn *c)
+{
+	struct api *a = c->api;
+
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		a->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	a->nconns--;
+	bufferevent_free(c->bev);
+	frame_decoder_free(c->frames);
+	free(c);
+}
+
+/* Writes RESP as one frame; -1 when it cannot be packed. */
+static int
+api_send(struct api_conn *c, const Corral__Response *resp)
+{
+	size_t len;
+	uint8_t *frame = wire_pack(&resp->base, &len);
+
+	if (frame == NULL)
+		return -1;
+	bufferevent_write(c->bev, frame, len);
+	free(frame);
+	return 0;
+}
+
+static api_handler
+api_find_handler(Corral__Request__RequestCase which)
+{
+	for (size_t i = 0; i < sizeof(api_handlers) / sizeof(api_handlers[0]); i++)
+		if (api_handlers[i].which == which)
+			return api_handlers[i].handler;
+	return NULL;
+}
+
+/* Answers one request; -1 drops the connection. */
+static int
+api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
+{
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
+	Corral__Request *req;
+	const char *why = NULL;
+	api_handler handler;
+	int rc = 0;
+
+	if ((req = wire_request_unpack(payload, len, &why)) == NULL) {
+		api_error(&resp, WIRE_ERR_PROTOCOL, "%s", why != NULL ? why : "not a request");
+		rc = -1;
+	} else if ((handler = api_find_handler(req->request_case)) == NULL) {
+		api_error(&resp, WIRE_ERR_UNAVAILABLE, "this corrald (%s) does not serve that "
+		    "request yet", PACKAGE_VERSION);
+	} else if (handler(c->api->daemon, &c->caller, req, &resp) == -1) {
+		rc = -1;
+	}
+	if (resp.response_case != CORRAL__RESPONSE__RESPONSE__NOT_SET && api_send(c, &resp) == -1)
+		rc = -1;
+	api_response_clear(&resp);
+	if (req != NULL)
+		corral__request__free_unpacked(req, NULL);
+	c->answered = true;
+	return rc;
+}
+
+static void
+api_on_read(struct bufferevent *bev, void *arg)
+{
+	struct api_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	const uint8_t *payload;
+	enum frame_status st;
+	size_t used, len;
+
+	while (!c->answered && evbuffer_get_length(in) > 0) {
+		size_t chunk = evbuffer_get_contiguous_space(in);
+
+		st = frame_decoder_feed(c->frames, evbuffer_pullup(in, (ev_ssize_t)chunk), chunk,
+		    &used);
+		evbuffer_drain(in, used);
+		if (st == FRAME_NEED_MORE)
+			continue;
+		if (st != FRAME_READY) {
+			Corral__Response resp = CORRAL__RESPONSE__INIT;
+
+			api_error(&resp, WIRE_ERR_PROTOCOL, "%s", frame_decoder_error(c->frames));
+			api_send(c, &resp);
+			api_response_clear(&resp);
+			c->answered = true;
+			break;
+		}
+		payload = frame_decoder_payload(c->frames, &len);
+		api_dispatch(c, payload, len);
+		frame_decoder_next(c->frames);
+	}
+	if (c->answered && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		api_conn_free(c);
+}
+
+static void
+api_on_write(struct bufferevent *bev, void *arg)
+{
+	struct api_conn *c = arg;
+
+	if (c->answered)
+		api_conn_free(c);
+}
+
+static void
+api_on_event(struct bufferevent *bev, short what, void *arg)
+{
+	api_conn_free(arg);
+}
+
+/* Reads who is on the other end; the kernel vouches for it. */
+static int
+api_peer(int fd, struct api_caller *caller)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return -1;
+	caller->uid = cred.uid;
+	caller->gid = cred.gid;
+	caller->pid = cred.pid;
+	return 0;
+}
+
+static void
+api_on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
+    void *arg)
+{
+	struct api *a = arg;
+	struct timeval idle = { API_IDLE_TIMEOUT_S, 0 };
+	struct api_conn *c;
+
+	if (a->nconns >= API_CONNECTIONS_MAX) {
+		log_warnx("%s: %d control connections open; refusing one", __func__,
+		    API_CONNECTIONS_MAX);
+		close(fd);
+		return;
+	}
+	c = xcalloc(1, sizeof(*c));
+	c->api = a;
+	if (api_peer(fd, &c->caller) == -1 || (c->frames = frame_decoder_new()) == NULL ||
+	    (c->bev = bufferevent_socket_new(a->daemon->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		frame_decoder_free(c->frames);
+		free(c);
+		close(fd);
+		return;
+	}
+	a->nconns++;
+	c->next = a->conns;
+	if (a->conns != NULL)
+		a->conns->prev = c;
+	a->conns = c;
+	bufferevent_setcb(c->bev, api_on_read, api_on_write, api_on_event, c);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* Removes a socket file left by a daemon that is gone; refuses to touch
+ * anything else, or a socket someone still answers on. */
+static int
+api_remove_stale(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, alive;
+
+	if (lstat(path, &st) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_error("%s exists and is not a socket; not removing it", path);
+		return -1;
+	}
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	alive = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+	close(fd);
+	if (alive) {
+		log_error("another daemon answers on %s", path);
+		return -1;
+	}
+	return unlink(path);
+}
+
+struct api *
+api_new(struct daemon *d, const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct api *a;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_error("control socket path too long: %s", path);
+		return NULL;
+	}
+	if (api_remove_stale(path) == -1)
+		return NULL;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	a = xcalloc(1, sizeof(*a));
+	a->daemon = d;
+	a->path = xstrdup(path);
+	a->listener = evconnlistener_new_bind(d->base, api_on_accept, a,
+	    LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_CLOSE_ON_FREE, 64, (struct sockaddr *)&sun,
+	    sizeof(sun));
+	if (a->listener == NULL || chmod(path, API_SOCKET_MODE) == -1) {
+		log_error("cannot listen on %s: %s", path, strerror(errno));
+		api_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void
+api_free(struct api *a)
+{
+	if (a == NULL)
+		return;
+	while (a->conns != NULL)
+		api_conn_free(a->conns);
+	if (a->listener != NULL) {
+		evconnlistener_free(a->listener);
+		unlink(a->path);
+	}
+	free(a->path);
+	free(a);
+}

@@ -1,0 +1,54 @@
+/* The control socket: framed protobuf requests (common/corral.proto), one
+ * handler per request kind, the caller known by SO_PEERCRED. */
+#ifndef CORRAL_API_H
+#define CORRAL_API_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/wire.h"
+
+struct api;
+struct daemon;
+
+#define API_CONNECTIONS_MAX 256         /* control connections open at once */
+#define API_IDLE_TIMEOUT_S 30           /* a connection that sends no whole request */
+#define API_SOCKET_MODE 0660
+
+/* Listens on PATH for D; NULL (logged) on failure. */
+struct api *api_new(struct daemon *d, const char *path);
+/* Closes every connection and the socket, and removes it; NULL is fine. */
+void api_free(struct api *a);
+
+/* Who is asking. */
+struct api_caller {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+};
+
+/* A handler answers REQ into *RESP (whose payload it allocates with
+ * malloc, freed by api_response_clear) and returns 0; -1 drops the connection. */
+typedef int (*api_handler)(struct daemon *d, const struct api_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+
+/* Fills RESP with an Error of CODE and a formatted message. */
+void api_error(Corral__Response *resp, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The handlers, one file per group. */
+int api_status(struct daemon *d, const struct api_caller *caller, const Corral__Request *req,
+    Corral__Response *resp);
+int api_policy_get(struct daemon *d, const struct api_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_policy_set(struct daemon *d, const struct api_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_policy_update(struct daemon *d, const struct api_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_denials(struct daemon *d, const struct api_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+
+/* Frees what a handler put in RESP. */
+void api_response_clear(Corral__Response *resp);
+
+#endif

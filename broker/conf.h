@@ -1,0 +1,80 @@
+/* broker/conf.h, not broker/config.h: a quoted "config.h" in broker/ must
+ * find autoconf's header, not this one. */
+/* corrald's configuration (DESIGN section 7): /etc/corral/corrald.yaml or
+ * --config, YAML, every key optional, unknown keys refused with
+ * FILE:LINE:COL. Loaded whole and validated before anything uses it. */
+#ifndef CORRAL_CONF_H
+#define CORRAL_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/diag.h"
+#include "policy/policy.h"
+
+#define CONFIG_PATH_DEFAULT "/etc/corral/corrald.yaml"
+#define CONFIG_SOCKET_DEFAULT "/run/corral/corrald.sock"
+#define CONFIG_STATE_DIR_DEFAULT "/var/lib/corral"
+#define CONFIG_LOG_DIR_DEFAULT "/var/log/corral"
+#define CONFIG_PROFILES_DIR_DEFAULT "/etc/corral/profiles"
+#define CONFIG_MACHINE_ID_DEFAULT "local"
+#define CONFIG_MAX_SANDBOXES_DEFAULT 20
+#define CONFIG_POOL_DEFAULT "10.231.0.0/16"
+#define CONFIG_DNS_UPSTREAM_MAX 8
+#define CONFIG_ALLOW_CIDRS_MAX 256
+
+/* An extra credential grant defined by the operator. */
+struct config_credential {
+	char *name;
+	char **paths;                   /* relative to the caller's home */
+	size_t npaths;
+	char **hosts;                   /* "host:port" */
+	size_t nhosts;
+	char **env;                     /* "NAME=VALUE", VALUE may hold ${HOME} */
+	size_t nenv;
+};
+
+/* The proxy for the host's own processes (no sandbox): loopback only. */
+struct config_host_proxy {
+	bool enabled;
+	char *listen;                   /* "127.0.0.1:3128" or "[::1]:3128" */
+	char *policy;                   /* a policy file, or NULL for PROFILE */
+	char *profile;                  /* a profile name (default strict) */
+	char *cgroup;                   /* clients identified when in this cgroup (v2 path), or NULL */
+};
+
+struct config {
+	char *socket;
+	char *state_dir;
+	char *log_dir;
+	char *profiles_dir;
+	char *machine_id;
+	unsigned max_sandboxes;
+	struct policy_cidr pool;
+	char **dns_upstream;            /* "ip[:port]"; none: the machine's resolv.conf */
+	size_t ndns_upstream;
+	struct policy_cidr *allow_cidrs;
+	size_t nallow_cidrs;
+	unsigned connect_timeout_ms;
+	unsigned handshake_timeout_ms;
+	unsigned idle_timeout_s;
+	unsigned header_max_bytes;
+	unsigned max_tunnels_per_sandbox;
+	unsigned max_tunnels;
+	struct config_credential *credentials;
+	size_t ncredentials;
+	struct config_host_proxy host_proxy;
+};
+
+/* A configuration holding every default; NULL if out of memory. */
+struct config *config_new_default(void);
+/* Frees C; NULL is fine. */
+void config_free(struct config *c);
+
+/* Loads PATH over the defaults into *OUT. A missing file at the default
+ * path is no error (every key is optional); a missing file named
+ * explicitly is. -1 with every error found in DIAGS. */
+int config_load(const char *path, bool explicit_path, struct config **out,
+    struct policy_diags *diags);
+
+#endif

@@ -1,0 +1,277 @@
+/* corrald: the daemon. Loads its configuration, opens the ledger, and
+ * serves the egress proxy (for now, in host mode: the host's own
+ * processes on loopback) from one libevent loop. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "broker/conf.h"
+#include "broker/daemon.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "egress-proxy/addr.h"
+#include "egress-proxy/ledger.h"
+#include "egress-proxy/proxy.h"
+#include "egress-proxy/resolve.h"
+
+#define CORRALD_LEDGER_FILE "egress.jsonl"
+
+static void
+corrald_usage(FILE *out)
+{
+	fprintf(out, "usage: corrald [--config FILE] [--foreground] [--socket PATH] "
+	    "[--state-dir DIR] [--log-dir DIR] [--debug]\n");
+}
+
+/* Creates DIR (and its parents) when missing, mode 0750. */
+static int
+corrald_mkdirs(const char *dir)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -1;
+	for (char *p = path + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0750) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+/* Registers the host's own addresses: the proxy never dials them, so an
+ * allowed name cannot lead a sandbox to the host's own services. */
+static void
+corrald_add_local_addresses(struct addr_policy *ap)
+{
+	struct ifaddrs *ifs, *ifa;
+	struct policy_cidr c;
+
+	if (getifaddrs(&ifs) == -1)
+		fatal("getifaddrs");
+	for (ifa = ifs; ifa != NULL; ifa = ifa->ifa_next) {
+		if (ifa->ifa_addr == NULL)
+			continue;
+		memset(&c, 0, sizeof(c));
+		c.family = ifa->ifa_addr->sa_family;
+		if (c.family == AF_INET) {
+			memcpy(c.addr, &((struct sockaddr_in *)ifa->ifa_addr)->sin_addr, 4);
+			c.prefix_len = 32;
+		} else if (c.family == AF_INET6) {
+			memcpy(c.addr, &((struct sockaddr_in6 *)ifa->ifa_addr)->sin6_addr, 16);
+			c.prefix_len = 128;
+		} else {
+			continue;
+		}
+		if (addr_policy_add_local(ap, &c) != ADDR_OK)
+			log_warnx("%s: too many local addresses to track", __func__);
+	}
+	freeifaddrs(ifs);
+}
+
+static struct addr_policy *
+corrald_addr_policy(const struct config *cfg)
+{
+	struct addr_policy *ap = addr_policy_new();
+
+	if (ap == NULL)
+		fatalx("out of memory");
+	corrald_add_local_addresses(ap);
+	if (addr_policy_add_pool(ap, &cfg->pool) != ADDR_OK)
+		fatalx("cannot register the sandbox pool");
+	for (size_t i = 0; i < cfg->nallow_cidrs; i++)
+		if (addr_policy_add_allow(ap, &cfg->allow_cidrs[i]) != ADDR_OK)
+			fatalx("too many egress.allow_cidrs");
+	return ap;
+}
+
+static void
+corrald_limits(const struct config *cfg, struct proxy_limits *l)
+{
+	proxy_limits_default(l);
+	l->header_max_bytes = cfg->header_max_bytes;
+	l->handshake_timeout_ms = cfg->handshake_timeout_ms;
+	l->connect_timeout_ms = cfg->connect_timeout_ms;
+	l->idle_timeout_s = cfg->idle_timeout_s;
+	l->max_tunnels_per_tenant = cfg->max_tunnels_per_sandbox;
+	l->max_tunnels = cfg->max_tunnels;
+}
+
+/* Loads the configuration, printing every error, or exits. */
+static struct config *
+corrald_load_config(const char *path)
+{
+	struct policy_diags diags;
+	struct config *cfg = NULL;
+	char *text;
+
+	policy_diags_init(&diags);
+	if (config_load(path != NULL ? path : CONFIG_PATH_DEFAULT, path != NULL, &cfg,
+	    &diags) == -1) {
+		if ((text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE)) != NULL)
+			fputs(text, stderr);
+		free(text);
+		policy_diags_clear(&diags);
+		exit(1);
+	}
+	policy_diags_clear(&diags);
+	return cfg;
+}
+
+static void
+corrald_open_ledger(struct daemon *d)
+{
+	char *path, *err = NULL;
+
+	if (corrald_mkdirs(d->cfg->log_dir) == -1)
+		fatal("cannot create the log folder %s", d->cfg->log_dir);
+	xasprintf(&path, "%s/%s", d->cfg->log_dir, CORRALD_LEDGER_FILE);
+	if ((d->ledger = ledger_open(path, &err)) == NULL)
+		fatalx("cannot open the egress ledger %s: %s", path, err);
+	free(path);
+}
+
+static void
+corrald_start_proxy(struct daemon *d)
+{
+	struct proxy_limits limits;
+	char *err = NULL;
+
+	d->resolver = resolver_new(d->base, (const char *const *)d->cfg->dns_upstream,
+	    d->cfg->ndns_upstream, &err);
+	if (d->resolver == NULL)
+		fatalx("cannot start the resolver: %s", err);
+	d->addrs = corrald_addr_policy(d->cfg);
+	corrald_limits(d->cfg, &limits);
+	if ((d->proxy = proxy_new(d->base, d->resolver, d->ledger, d->addrs, &limits)) == NULL)
+		fatalx("out of memory");
+	if (d->cfg->host_proxy.enabled && daemon_host_proxy_start(d) == -1)
+		exit(1);
+}
+
+static void
+corrald_on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("signal %d: shutting down", (int)sig);
+		event_base_loopexit(d->base, NULL);
+		break;
+	case SIGHUP:
+		log_info("SIGHUP: reloading policies");
+		daemon_reload(d);
+		break;
+	case SIGUSR1:
+		log_info("SIGUSR1: reopening the ledger");
+		ledger_reopen(d->ledger);
+		break;
+	}
+}
+
+static void
+corrald_add_signals(struct daemon *d, struct event **evs)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1 };
+
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		evs[i] = evsignal_new(d->base, sigs[i], corrald_on_signal, d);
+		if (evs[i] == NULL || event_add(evs[i], NULL) == -1)
+			fatalx("cannot watch signal %d", sigs[i]);
+	}
+}
+
+/* Applies the command-line options over the configuration file's values. */
+static void
+corrald_override(struct config *cfg, const char *socket_path, const char *state_dir,
+    const char *log_dir)
+{
+	if (socket_path != NULL) {
+		free(cfg->socket);
+		cfg->socket = xstrdup(socket_path);
+	}
+	if (state_dir != NULL) {
+		free(cfg->state_dir);
+		cfg->state_dir = xstrdup(state_dir);
+	}
+	if (log_dir != NULL) {
+		free(cfg->log_dir);
+		cfg->log_dir = xstrdup(log_dir);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "log-dir", required_argument, NULL, 'L' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_path = NULL, *socket_path = NULL, *state_dir = NULL, *log_dir = NULL;
+	struct daemon d = { 0 };
+	struct event *sigevs[4];
+	bool foreground = false, debug = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config_path = optarg; break;
+		case 'f': foreground = true; break;
+		case 's': socket_path = optarg; break;
+		case 'S': state_dir = optarg; break;
+		case 'L': log_dir = optarg; break;
+		case 'd': debug = true; break;
+		case 'V': printf("corrald %s\n", PACKAGE_VERSION); return 0;
+		case 'h': corrald_usage(stdout); return 0;
+		default: corrald_usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		corrald_usage(stderr);
+		return 2;
+	}
+	log_init("corrald", foreground, debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
+	d.cfg = corrald_load_config(config_path);
+	corrald_override(d.cfg, socket_path, state_dir, log_dir);
+	if ((d.base = event_base_new()) == NULL)
+		fatalx("cannot create the event loop");
+	corrald_add_signals(&d, sigevs);
+	corrald_open_ledger(&d);
+	corrald_start_proxy(&d);
+	if (daemon_api_start(&d) == -1)
+		exit(1);
+	log_info("corrald %s ready", PACKAGE_VERSION);
+	event_base_dispatch(d.base);
+	daemon_shutdown(&d);
+	for (size_t i = 0; i < sizeof(sigevs) / sizeof(sigevs[0]); i++)
+		event_free(sigevs[i]);
+	event_base_free(d.base);
+	config_free(d.cfg);
+	log_info("corrald stopped");
+	return 0;
+}

@@ -1,0 +1,199 @@
+/* The host mode's tenant, reloads and shutdown. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/api.h"
+#include "broker/conf.h"
+#include "broker/daemon.h"
+#include "common/log.h"
+#include "egress-proxy/addr.h"
+#include "egress-proxy/ledger.h"
+#include "egress-proxy/proxy.h"
+#include "egress-proxy/resolve.h"
+#include "policy/load.h"
+#include "policy/profile.h"
+
+/* Loads the host mode's policy (a file, else a profile), logging every
+ * error; NULL when it does not load. */
+static struct policy *
+daemon_host_policy_load(const struct daemon *d)
+{
+	const struct config_host_proxy *hp = &d->cfg->host_proxy;
+	struct policy_diags diags;
+	struct policy *p = NULL;
+	char *message = NULL, *text;
+
+	policy_diags_init(&diags);
+	if (hp->policy != NULL)
+		policy_load_file(hp->policy, &p, &diags);
+	else if (profile_load(d->cfg->profiles_dir, hp->profile != NULL ? hp->profile :
+	    PROFILE_DEFAULT_NAME, &p, &diags, &message) != PROFILE_OK && message != NULL)
+		log_error("host proxy: %s", message);
+	if (p == NULL && (text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE)) != NULL) {
+		for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"))
+			log_error("%s", line);
+		free(text);
+	}
+	free(message);
+	policy_diags_clear(&diags);
+	return p;
+}
+
+/* Parses "127.0.0.1:3128" or "[::1]:3128" into SA; -1 when malformed. */
+static int
+daemon_parse_listen(const char *text, struct sockaddr_storage *sa, socklen_t *len)
+{
+	char host[64];
+	const char *colon = strrchr(text, ':');
+	unsigned long port;
+	char *end;
+
+	if (colon == NULL || (size_t)(colon - text) >= sizeof(host))
+		return -1;
+	memcpy(host, text, (size_t)(colon - text));
+	host[colon - text] = '\0';
+	port = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || port > 65535 || colon[1] == '\0')
+		return -1;
+	memset(sa, 0, sizeof(*sa));
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)sa;
+
+		host[strlen(host) - 1] = '\0';
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*s6);
+		return inet_pton(AF_INET6, host + 1, &s6->sin6_addr) == 1 ? 0 : -1;
+	}
+	((struct sockaddr_in *)sa)->sin_family = AF_INET;
+	((struct sockaddr_in *)sa)->sin_port = htons((uint16_t)port);
+	*len = sizeof(struct sockaddr_in);
+	return inet_pton(AF_INET, host, &((struct sockaddr_in *)sa)->sin_addr) == 1 ? 0 : -1;
+}
+
+/* Host mode serves the host's own processes: clients must come from loopback. */
+static void
+daemon_loopback_net(int family, struct sockaddr_storage *net, unsigned *prefix)
+{
+	memset(net, 0, sizeof(*net));
+	net->ss_family = (sa_family_t)family;
+	if (family == AF_INET) {
+		((struct sockaddr_in *)net)->sin_addr.s_addr = htonl(INADDR_LOOPBACK & 0xff000000);
+		*prefix = 8;
+	} else {
+		((struct sockaddr_in6 *)net)->sin6_addr = in6addr_loopback;
+		*prefix = 128;
+	}
+}
+
+int
+daemon_host_proxy_start(struct daemon *d)
+{
+	struct proxy_tenant_info info = { .name = DAEMON_HOST_TENANT };
+	struct sockaddr_storage sa, net;
+	struct policy *p;
+	socklen_t len;
+	unsigned prefix;
+
+	if (daemon_parse_listen(d->cfg->host_proxy.listen, &sa, &len) == -1) {
+		log_error("host_proxy.listen %s: not ADDRESS:PORT", d->cfg->host_proxy.listen);
+		return -1;
+	}
+	if ((p = daemon_host_policy_load(d)) == NULL)
+		return -1;
+	if ((d->host = proxy_tenant_new(d->proxy, &info, p)) == NULL) {
+		log_error("%s: out of memory", __func__);
+		return -1;
+	}
+	daemon_loopback_net(sa.ss_family, &net, &prefix);
+	if (proxy_tenant_listen_connect(d->host, (struct sockaddr *)&sa, len,
+	    (struct sockaddr *)&net, prefix) == -1) {
+		log_error("host proxy: cannot listen on %s: %s", d->cfg->host_proxy.listen,
+		    strerror(errno));
+		return -1;
+	}
+	log_info("host proxy listening on %s, port %u", d->cfg->host_proxy.listen,
+	    proxy_tenant_connect_port(d->host));
+	return 0;
+}
+
+void
+daemon_reload(struct daemon *d)
+{
+	struct policy *p;
+
+	if (d->host == NULL)
+		return;
+	if ((p = daemon_host_policy_load(d)) == NULL) {
+		log_error("reload: the host policy did not load; the running one stays");
+		return;
+	}
+	if (proxy_tenant_set_policy(d->host, p, false, NULL) == -1)
+		log_error("reload: out of memory; the running policy stays");
+	else
+		log_info("reload: host policy in force");
+}
+
+struct proxy_tenant *
+daemon_tenant(struct daemon *d, const char *name)
+{
+	if (d->host != NULL && strcmp(name, DAEMON_HOST_TENANT) == 0)
+		return d->host;
+	return NULL;
+}
+
+int
+daemon_may_manage(const struct daemon *d, const struct proxy_tenant *t, uid_t uid)
+{
+	/* The host tenant's policy covers every process of the machine: root only. */
+	return uid == 0 || uid == geteuid();
+}
+
+/* Creates the folder that holds PATH when missing (/run/corral). */
+static int
+daemon_socket_dir(const char *path)
+{
+	char dir[4096];
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	return mkdir(dir, 0755) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+int
+daemon_api_start(struct daemon *d)
+{
+	if (daemon_socket_dir(d->cfg->socket) == -1) {
+		log_error("cannot create the folder of %s: %s", d->cfg->socket, strerror(errno));
+		return -1;
+	}
+	if ((d->api = api_new(d, d->cfg->socket)) == NULL)
+		return -1;
+	log_info("control socket %s", d->cfg->socket);
+	return 0;
+}
+
+void
+daemon_shutdown(struct daemon *d)
+{
+	api_free(d->api);
+	d->api = NULL;
+	proxy_free(d->proxy);
+	d->proxy = NULL;
+	d->host = NULL;
+	resolver_free(d->resolver);
+	addr_policy_free(d->addrs);
+	ledger_close(d->ledger);
+}

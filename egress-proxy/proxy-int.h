@@ -1,0 +1,88 @@
+/* What the proxy's own files share: proxy.c (listeners, tenants), session.c
+ * (one connection's life) and reply.c (what a refused client reads). */
+#ifndef CORRAL_PROXY_INT_H
+#define CORRAL_PROXY_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "egress-proxy/ledger.h"
+#include "egress-proxy/proxy.h"
+
+struct event;
+struct session;
+
+/* A policy and its decision index, shared by the connections decided
+ * under it; freed when the last of them ends. */
+struct policy_gen {
+	unsigned refs;
+	uint64_t number;
+	struct policy *policy;
+	struct policy_index *index;
+};
+
+struct policy_gen *policy_gen_new(struct policy *policy, uint64_t number);
+struct policy_gen *policy_gen_ref(struct policy_gen *g);
+void policy_gen_unref(struct policy_gen *g);
+
+struct proxy_listener {
+	struct proxy_tenant *tenant;
+	int fd;
+	uint16_t port;
+	struct event *ev;
+	struct sockaddr_storage client_net;     /* who may connect */
+	unsigned client_prefix;
+};
+
+struct proxy_tenant {
+	struct proxy *proxy;
+	char *name;
+	char *session_id;
+	char *agent;
+	struct policy_gen *gen;
+	struct denial_ring *denials;
+	struct proxy_listener *connect_listener;
+	struct session *sessions;               /* every open connection */
+	unsigned tunnels;
+	struct proxy_tenant *next;
+};
+
+struct proxy {
+	struct event_base *base;
+	struct resolver *resolver;
+	struct ledger *ledger;
+	const struct addr_policy *addrs;
+	struct proxy_limits limits;
+	char *scratch;                          /* RELAY_CHUNK_BYTES, shared by every relay */
+	unsigned tunnels;
+	uint64_t generations;
+	int reserve_fd;                         /* given back on EMFILE so accept can shed */
+	struct event *accept_backoff;
+	struct proxy_tenant *tenants;
+	struct session *closing;                /* freed from the loop by REAPER */
+	struct event *reaper;
+};
+
+/* session.c */
+/* Takes over the accepted FD of a client of T. */
+void session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *peer);
+/* Closes S now (teardown of its tenant): no callback of it runs again. */
+void session_abort(struct session *s);
+/* Closes S if its tunnel would be refused under G; true if it did. */
+bool session_close_if_revoked(struct session *s, const struct policy_gen *g);
+/* Frees the sessions marked closing (from the loop, never from their own callbacks). */
+void session_reap(struct proxy *p);
+struct session *session_next(const struct session *s);
+
+/* reply.c */
+/* A 403 with the JSON body of DESIGN section 3 into OUT; returns its length. */
+int reply_forbidden(char *out, size_t size, const char *host, int port, const char *binary,
+    const char *reason, const char *sandbox);
+/* A short error response (400, 405, 431, 502, 503, 504, 505) into OUT. */
+int reply_error(char *out, size_t size, int status, const char *reason);
+
+#define REPLY_MAX_BYTES 2048
+#define REPLY_CONNECTED "HTTP/1.1 200 Connection established\r\n\r\n"
+
+#endif

@@ -1,0 +1,362 @@
+/* The proxy's listeners and tenants; one connection's life is in session.c. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "common/log.h"
+#include "egress-proxy/addr.h"
+#include "egress-proxy/http.h"
+#include "egress-proxy/proxy-int.h"
+#include "egress-proxy/relay.h"
+#include "policy/index.h"
+#include "policy/policy.h"
+
+#define PROXY_LISTEN_BACKLOG 1024
+#define PROXY_ACCEPTS_PER_EVENT 64      /* accepts per readiness, so one listener cannot starve the loop */
+
+void
+proxy_limits_default(struct proxy_limits *l)
+{
+	l->header_max_bytes = PROXY_HEADER_MAX_BYTES;
+	l->handshake_timeout_ms = PROXY_HANDSHAKE_TIMEOUT_DEFAULT_MS;
+	l->connect_timeout_ms = PROXY_CONNECT_TIMEOUT_DEFAULT_MS;
+	l->idle_timeout_s = PROXY_IDLE_TIMEOUT_DEFAULT_S;
+	l->max_tunnels_per_tenant = PROXY_TUNNELS_PER_TENANT_DEFAULT;
+	l->max_tunnels = PROXY_TUNNELS_DEFAULT;
+}
+
+struct policy_gen *
+policy_gen_new(struct policy *policy, uint64_t number)
+{
+	struct policy_gen *g = calloc(1, sizeof(*g));
+
+	if (g == NULL)
+		return NULL;
+	g->refs = 1;
+	g->number = number;
+	g->policy = policy;
+	if ((g->index = policy_index_new(policy)) == NULL) {
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+struct policy_gen *
+policy_gen_ref(struct policy_gen *g)
+{
+	g->refs++;
+	return g;
+}
+
+void
+policy_gen_unref(struct policy_gen *g)
+{
+	if (g == NULL || --g->refs > 0)
+		return;
+	policy_index_free(g->index);
+	policy_free(g->policy);
+	free(g);
+}
+
+static void
+proxy_on_reap(evutil_socket_t fd, short what, void *arg)
+{
+	session_reap(arg);
+}
+
+struct proxy *
+proxy_new(struct event_base *base, struct resolver *resolver, struct ledger *ledger,
+    const struct addr_policy *addrs, const struct proxy_limits *limits)
+{
+	struct proxy *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->base = base;
+	p->resolver = resolver;
+	p->ledger = ledger;
+	p->addrs = addrs;
+	p->limits = *limits;
+	if (p->limits.header_max_bytes > PROXY_HEADER_MAX_BYTES)
+		p->limits.header_max_bytes = PROXY_HEADER_MAX_BYTES;
+	p->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	p->scratch = malloc(RELAY_CHUNK_BYTES);
+	p->reaper = event_new(base, -1, 0, proxy_on_reap, p);
+	if (p->scratch == NULL || p->reaper == NULL) {
+		proxy_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void
+proxy_free(struct proxy *p)
+{
+	if (p == NULL)
+		return;
+	while (p->tenants != NULL)
+		proxy_tenant_free(p->tenants);
+	session_reap(p);
+	if (p->reaper != NULL)
+		event_free(p->reaper);
+	if (p->reserve_fd != -1)
+		close(p->reserve_fd);
+	free(p->scratch);
+	free(p);
+}
+
+struct proxy_tenant *
+proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct policy *policy)
+{
+	struct proxy_tenant *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->proxy = p;
+	t->name = strdup(info->name);
+	t->session_id = info->session_id != NULL ? strdup(info->session_id) : NULL;
+	t->agent = info->agent != NULL ? strdup(info->agent) : NULL;
+	t->denials = denial_ring_new(DENIAL_RING_DEFAULT_ENTRIES);
+	t->gen = policy_gen_new(policy, ++p->generations);
+	if (t->name == NULL || t->denials == NULL || t->gen == NULL ||
+	    (info->session_id != NULL && t->session_id == NULL) ||
+	    (info->agent != NULL && t->agent == NULL)) {
+		if (t->gen == NULL)
+			policy_free(policy);
+		t->proxy = NULL;
+		proxy_tenant_free(t);
+		return NULL;
+	}
+	t->next = p->tenants;
+	p->tenants = t;
+	return t;
+}
+
+static void
+proxy_listener_free(struct proxy_listener *l)
+{
+	if (l == NULL)
+		return;
+	if (l->ev != NULL)
+		event_free(l->ev);
+	if (l->fd != -1)
+		close(l->fd);
+	free(l);
+}
+
+static void
+proxy_tenant_unlink(struct proxy_tenant *t)
+{
+	struct proxy_tenant **pp;
+
+	if (t->proxy == NULL)
+		return;
+	for (pp = &t->proxy->tenants; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+}
+
+void
+proxy_tenant_free(struct proxy_tenant *t)
+{
+	if (t == NULL)
+		return;
+	proxy_tenant_unlink(t);
+	proxy_listener_free(t->connect_listener);
+	while (t->sessions != NULL)
+		session_abort(t->sessions);
+	policy_gen_unref(t->gen);
+	denial_ring_free(t->denials);
+	free(t->name);
+	free(t->session_id);
+	free(t->agent);
+	free(t);
+}
+
+/* True when the client at PEER is inside the listener's client network:
+ * a sandbox's listener serves its own address and nobody else. */
+static bool
+proxy_client_allowed(const struct proxy_listener *l, const struct sockaddr_storage *peer)
+{
+	struct policy_cidr net = { .family = l->client_net.ss_family,
+	    .prefix_len = (uint8_t)l->client_prefix };
+	const uint8_t *bytes;
+
+	if (peer->ss_family != l->client_net.ss_family)
+		return false;
+	if (net.family == AF_INET) {
+		memcpy(net.addr, &((const struct sockaddr_in *)&l->client_net)->sin_addr, 4);
+		bytes = (const uint8_t *)&((const struct sockaddr_in *)peer)->sin_addr;
+	} else {
+		memcpy(net.addr, &((const struct sockaddr_in6 *)&l->client_net)->sin6_addr, 16);
+		bytes = (const uint8_t *)&((const struct sockaddr_in6 *)peer)->sin6_addr;
+	}
+	return addr_cidr_contains(&net, net.family, bytes);
+}
+
+static void
+proxy_on_backoff_end(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy_listener *l = arg;
+	struct proxy *p = l->tenant->proxy;
+
+	if (p->reserve_fd == -1)
+		p->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	event_add(l->ev, NULL);
+}
+
+/* Out of descriptors: shed one waiting client with the reserve descriptor
+ * and pause accepting instead of spinning on a listener that stays ready. */
+static void
+proxy_accept_backoff(struct proxy_listener *l)
+{
+	struct proxy *p = l->tenant->proxy;
+	struct timeval tv = { 0, PROXY_ACCEPT_BACKOFF_MS * 1000 };
+	int fd;
+
+	log_warnx("%s: out of descriptors; pausing accept for %d ms", __func__,
+	    PROXY_ACCEPT_BACKOFF_MS);
+	if (p->reserve_fd != -1) {
+		close(p->reserve_fd);
+		p->reserve_fd = -1;
+		if ((fd = accept(l->fd, NULL, NULL)) != -1)
+			close(fd);
+	}
+	event_del(l->ev);
+	event_base_once(p->base, -1, EV_TIMEOUT, proxy_on_backoff_end, l, &tv);
+}
+
+static void
+proxy_on_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct proxy_listener *l = arg;
+	struct sockaddr_storage peer;
+	socklen_t len;
+	int fd;
+
+	for (int i = 0; i < PROXY_ACCEPTS_PER_EVENT; i++) {
+		len = sizeof(peer);
+		fd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EMFILE || errno == ENFILE)
+				proxy_accept_backoff(l);
+			return;
+		}
+		if (!proxy_client_allowed(l, &peer)) {
+			close(fd);
+			continue;
+		}
+		session_start(l->tenant, fd, &peer);
+	}
+}
+
+static int
+proxy_listen_socket(const struct sockaddr *addr, socklen_t len, uint16_t *port)
+{
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	int one = 1, fd, saved;
+
+	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, addr, len) == -1 || listen(fd, PROXY_LISTEN_BACKLOG) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&bound, &blen) == -1) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	*port = ntohs(bound.ss_family == AF_INET ?
+	    ((struct sockaddr_in *)&bound)->sin_port : ((struct sockaddr_in6 *)&bound)->sin6_port);
+	return fd;
+}
+
+int
+proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *addr,
+    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+{
+	struct proxy_listener *l = calloc(1, sizeof(*l));
+
+	if (l == NULL)
+		return -1;
+	l->tenant = t;
+	l->client_prefix = client_prefix;
+	memcpy(&l->client_net, client_net, client_net->sa_family == AF_INET ?
+	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	if ((l->fd = proxy_listen_socket(addr, len, &l->port)) == -1) {
+		free(l);
+		return -1;
+	}
+	l->ev = event_new(t->proxy->base, l->fd, EV_READ | EV_PERSIST, proxy_on_accept, l);
+	if (l->ev == NULL || event_add(l->ev, NULL) == -1) {
+		proxy_listener_free(l);
+		errno = ENOMEM;
+		return -1;
+	}
+	proxy_listener_free(t->connect_listener);
+	t->connect_listener = l;
+	return 0;
+}
+
+uint16_t
+proxy_tenant_connect_port(const struct proxy_tenant *t)
+{
+	return t->connect_listener != NULL ? t->connect_listener->port : 0;
+}
+
+int
+proxy_tenant_set_policy(struct proxy_tenant *t, struct policy *next, bool close_revoked,
+    size_t *closed)
+{
+	struct policy_gen *g = policy_gen_new(next, ++t->proxy->generations);
+	struct session *s, *following;
+	size_t count = 0;
+
+	if (g == NULL) {
+		policy_free(next);
+		return -1;
+	}
+	policy_gen_unref(t->gen);
+	t->gen = g;
+	for (s = t->sessions; close_revoked && s != NULL; s = following) {
+		following = session_next(s);
+		if (session_close_if_revoked(s, g))
+			count++;
+	}
+	if (closed != NULL)
+		*closed = count;
+	return 0;
+}
+
+const struct policy *
+proxy_tenant_policy(const struct proxy_tenant *t)
+{
+	return t->gen->policy;
+}
+
+size_t
+proxy_tenant_denials(const struct proxy_tenant *t, int64_t since_us, struct denial *out,
+    size_t max)
+{
+	return denial_ring_since(t->denials, since_us, out, max);
+}
+
+unsigned
+proxy_tenant_tunnels(const struct proxy_tenant *t)
+{
+	return t->tunnels;
+}

@@ -1,0 +1,86 @@
+/* The egress proxy: listeners, tenants and the connections between them.
+ * A tenant is one sandbox (or, in host mode, the host's own processes): a
+ * name, its policy generation, its denial ring, its tunnels. The proxy
+ * runs in the broker's libevent loop, unprivileged. */
+#ifndef CORRAL_PROXY_H
+#define CORRAL_PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "egress-proxy/denials.h"
+
+struct addr_policy;
+struct event_base;
+struct ledger;
+struct policy;
+struct proxy;
+struct proxy_tenant;
+struct resolver;
+
+/* Limits, each with a sane default in proxy_limits_default(). */
+struct proxy_limits {
+	size_t header_max_bytes;        /* a request head; at most PROXY_HEADER_MAX_BYTES */
+	unsigned handshake_timeout_ms;  /* accept to a complete head (or ClientHello) */
+	unsigned connect_timeout_ms;    /* dialling the upstream */
+	unsigned idle_timeout_s;        /* a tunnel with nothing moving */
+	unsigned max_tunnels_per_tenant;
+	unsigned max_tunnels;           /* every tenant together */
+};
+
+#define PROXY_HANDSHAKE_TIMEOUT_DEFAULT_MS 10000
+#define PROXY_CONNECT_TIMEOUT_DEFAULT_MS 10000
+#define PROXY_IDLE_TIMEOUT_DEFAULT_S 300
+#define PROXY_TUNNELS_PER_TENANT_DEFAULT 512
+#define PROXY_TUNNELS_DEFAULT 8192
+#define PROXY_ACCEPT_BACKOFF_MS 100     /* pause of accept after EMFILE */
+
+void proxy_limits_default(struct proxy_limits *l);
+
+/* A proxy on BASE resolving with RESOLVER, recording to LEDGER, checking
+ * addresses with ADDRS; none of them is owned. NULL if out of memory. */
+struct proxy *proxy_new(struct event_base *base, struct resolver *resolver,
+    struct ledger *ledger, const struct addr_policy *addrs, const struct proxy_limits *limits);
+/* Closes every listener and connection and frees P; NULL is fine. */
+void proxy_free(struct proxy *p);
+
+/* Who a tenant is, for the ledger. */
+struct proxy_tenant_info {
+	const char *name;               /* the sandbox's name, or "host" */
+	const char *session_id;         /* may be NULL */
+	const char *agent;              /* may be NULL */
+};
+
+/* A tenant under POLICY (owned from now on). NULL if out of memory. */
+struct proxy_tenant *proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info,
+    struct policy *policy);
+/* Closes the tenant's listeners and tunnels and frees it. */
+void proxy_tenant_free(struct proxy_tenant *t);
+
+/* Listens for CONNECT (and absolute-form plain HTTP) requests of T at
+ * ADDR. Clients are accepted only from CLIENT_NET/CLIENT_PREFIX (the
+ * sandbox's own address; loopback in host mode). -1 with errno. */
+int proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *addr,
+    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix);
+/* The port a listener of T got (after binding port 0); 0 if none. */
+uint16_t proxy_tenant_connect_port(const struct proxy_tenant *t);
+
+/* Swaps T's policy for NEXT (owned from now on; already validated) at
+ * once: connections decided from now on use it. With CLOSE_REVOKED, open
+ * tunnels that NEXT would refuse are closed (and recorded); the others
+ * keep running. *CLOSED (may be NULL) counts the tunnels closed. -1 when
+ * out of memory: T keeps its policy and NEXT is freed. */
+int proxy_tenant_set_policy(struct proxy_tenant *t, struct policy *next, bool close_revoked,
+    size_t *closed);
+/* T's current policy (valid until the next proxy_tenant_set_policy()). */
+const struct policy *proxy_tenant_policy(const struct proxy_tenant *t);
+
+/* T's refusals since SINCE_US, oldest first; see denials.h. */
+size_t proxy_tenant_denials(const struct proxy_tenant *t, int64_t since_us,
+    struct denial *out, size_t max);
+/* T's open tunnels. */
+unsigned proxy_tenant_tunnels(const struct proxy_tenant *t);
+
+#endif

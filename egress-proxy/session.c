@@ -1,0 +1,762 @@
+/* One proxied connection, from accept to close. Each state has one
+ * function that enters it; the order is DESIGN section 3's: read the
+ * request, decide, resolve, check the address, dial the checked address,
+ * and only then answer 200. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "common/timeutil.h"
+#include "egress-proxy/addr.h"
+#include "egress-proxy/http.h"
+#include "egress-proxy/proxy-int.h"
+#include "egress-proxy/relay.h"
+#include "egress-proxy/resolve.h"
+#include "egress-proxy/tls.h"
+#include "policy/index.h"
+#include "policy/policy.h"
+
+enum session_state {
+	SESSION_READ_HEAD = 0,          /* reading the request head, under the handshake timer */
+	SESSION_RESOLVING,              /* the name is allowed; waiting for its addresses */
+	SESSION_DIALING,                /* connecting to the checked address, under the connect timer */
+	SESSION_SNIFF,                  /* tunnel open, reading the ClientHello to check its SNI */
+	SESSION_RELAY,                  /* bytes flow both ways */
+	SESSION_CLOSING,                /* done; freed from the loop by session_reap() */
+};
+
+struct session {
+	struct proxy_tenant *tenant;
+	struct policy_gen *gen;         /* the policy it was decided under */
+	enum session_state state;
+	int client_fd;
+	int upstream_fd;
+	struct event *client_ev;        /* reading the head, then the ClientHello */
+	struct event *upstream_ev;      /* the dial's completion */
+	struct event *timer;            /* handshake, connect and SNI deadlines */
+	uint8_t *in;                    /* client bytes not yet passed on */
+	size_t in_len;
+	struct http_request *req;       /* the parsed head, until the tunnel opens */
+	struct tls_reader *hello;       /* reading the ClientHello (SNI check) */
+	struct resolve_query *query;
+	struct relay *relay;
+	uint64_t id;
+	int64_t start_us;
+	char host[POLICY_HOST_MAX_BYTES + 1];
+	uint16_t port;
+	enum ledger_mode mode;
+	const char *rule;               /* the entry that allowed it (in GEN) */
+	bool sni_check;
+	bool counted;                   /* counts against the tunnel limits */
+	bool recorded_allow;            /* a close record is owed */
+	char ip[INET6_ADDRSTRLEN];
+	struct sockaddr_storage upstream;
+	struct session *prev, *next;    /* the tenant's list, then the reaper's */
+};
+
+static void session_on_client_read(evutil_socket_t fd, short what, void *arg);
+static void session_on_timeout(evutil_socket_t fd, short what, void *arg);
+static void session_on_sniff(evutil_socket_t fd, short what, void *arg);
+
+struct session *
+session_next(const struct session *s)
+{
+	return s->next;
+}
+
+static struct proxy *
+session_proxy(const struct session *s)
+{
+	return s->tenant->proxy;
+}
+
+/* A ledger record about S with its identity filled in. */
+static void
+session_record_init(const struct session *s, struct ledger_record *rec, enum ledger_event ev)
+{
+	ledger_record_init(rec, ev);
+	rec->id = s->id;
+	rec->sandbox = s->tenant->name;
+	rec->session_id = s->tenant->session_id;
+	rec->agent = s->tenant->agent;
+	rec->mode = s->mode;
+	rec->host = s->host[0] != '\0' ? s->host : NULL;
+	rec->port = s->port != 0 ? s->port : LEDGER_NULL_INT;
+	rec->ip = s->ip[0] != '\0' ? s->ip : NULL;
+}
+
+static void
+session_unlink(struct session *s)
+{
+	struct proxy_tenant *t = s->tenant;
+
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		t->sessions = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	s->prev = s->next = NULL;
+}
+
+/* Ends S: records the close of an allowed connection, releases its
+ * limits, and hands it to the reaper (never freed inside its own callbacks). */
+static void
+session_close(struct session *s, const char *reason)
+{
+	struct proxy *p = session_proxy(s);
+	struct ledger_record rec;
+
+	if (s->state == SESSION_CLOSING)
+		return;
+	if (s->recorded_allow) {
+		session_record_init(s, &rec, LEDGER_EVENT_CLOSE);
+		rec.decision = LEDGER_DECISION_ALLOW;
+		rec.policy = s->rule;
+		rec.reason = reason;
+		rec.bytes_up = s->relay != NULL ? (int64_t)relay_bytes_up(s->relay) : 0;
+		rec.bytes_down = s->relay != NULL ? (int64_t)relay_bytes_down(s->relay) : 0;
+		rec.duration_ms = (time_now_us() - s->start_us) / 1000;
+		ledger_write(p->ledger, &rec);
+	}
+	if (s->counted) {
+		s->tenant->tunnels--;
+		p->tunnels--;
+		s->counted = false;
+	}
+	if (s->query != NULL) {
+		resolve_query_cancel(s->query);
+		s->query = NULL;
+	}
+	event_del(s->client_ev);
+	event_del(s->timer);
+	if (s->upstream_ev != NULL)
+		event_del(s->upstream_ev);
+	s->state = SESSION_CLOSING;
+	session_unlink(s);
+	s->next = p->closing;
+	p->closing = s;
+	event_active(p->reaper, EV_TIMEOUT, 0);
+}
+
+static void
+session_free(struct session *s)
+{
+	relay_free(s->relay);
+	if (s->client_ev != NULL)
+		event_free(s->client_ev);
+	if (s->upstream_ev != NULL)
+		event_free(s->upstream_ev);
+	if (s->timer != NULL)
+		event_free(s->timer);
+	if (s->client_fd != -1)
+		close(s->client_fd);
+	if (s->upstream_fd != -1)
+		close(s->upstream_fd);
+	if (s->gen != NULL)
+		policy_gen_unref(s->gen);
+	tls_reader_free(s->hello);
+	free(s->in);
+	free(s->req);
+	free(s);
+}
+
+void
+session_reap(struct proxy *p)
+{
+	struct session *s;
+
+	while ((s = p->closing) != NULL) {
+		p->closing = s->next;
+		session_free(s);
+	}
+}
+
+void
+session_abort(struct session *s)
+{
+	session_close(s, "proxy_shutdown");
+}
+
+/* Sends a final response to the client (best effort: the socket is new
+ * and its buffer empty) and closes. */
+static void
+session_reply_and_close(struct session *s, const char *reply, int len, const char *reason)
+{
+	if (len > 0)
+		(void)send(s->client_fd, reply, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(s->client_fd, SHUT_WR);
+	session_close(s, reason);
+}
+
+/* Refuses S by policy: a deny record, a denial, a 403 that says why. */
+static void
+session_deny(struct session *s, const char *reason)
+{
+	struct proxy *p = session_proxy(s);
+	struct ledger_record rec;
+	char reply[REPLY_MAX_BYTES];
+	int len;
+
+	session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
+	rec.decision = LEDGER_DECISION_DENY;
+	rec.reason = reason;
+	ledger_write(p->ledger, &rec);
+	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, NULL, -1, reason);
+	len = reply_forbidden(reply, sizeof(reply), s->host, s->port, NULL, reason, s->tenant->name);
+	session_reply_and_close(s, reply, len, reason);
+}
+
+/* Refuses a request that could not be judged (malformed, too large). */
+static void
+session_fail(struct session *s, int status, const char *reason)
+{
+	char reply[REPLY_MAX_BYTES];
+	struct ledger_record rec;
+	int len;
+
+	if (!s->recorded_allow) {
+		session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
+		rec.decision = LEDGER_DECISION_DENY;
+		rec.reason = reason;
+		ledger_write(session_proxy(s)->ledger, &rec);
+	}
+	len = reply_error(reply, sizeof(reply), status, reason);
+	session_reply_and_close(s, reply, len, reason);
+}
+
+static void
+session_arm_timer(struct session *s, unsigned ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	event_add(s->timer, &tv);
+}
+
+static void
+session_on_relay_done(enum relay_end end, void *arg)
+{
+	static const char *const reasons[] = {
+		[RELAY_END_CLOSED] = "closed",
+		[RELAY_END_IDLE] = "idle_timeout",
+		[RELAY_END_CLIENT_ERROR] = "client_error",
+		[RELAY_END_UPSTREAM_ERROR] = "upstream_error",
+		[RELAY_END_NOMEM] = "out_of_memory",
+	};
+
+	session_close(arg, reasons[end]);
+}
+
+/* Appends what the client sent, up to CAP bytes in all: the count read,
+ * 0 when nothing was there, -1 on error or end of file, -2 at the cap. */
+static ssize_t
+session_read_client(struct session *s, size_t cap)
+{
+	ssize_t n;
+	uint8_t *grown;
+
+	if (s->in_len >= cap)
+		return -2;
+	if ((grown = realloc(s->in, cap)) == NULL)
+		return -1;
+	s->in = grown;
+	n = recv(s->client_fd, s->in + s->in_len, cap - s->in_len, 0);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (n == 0)
+		return -1;
+	s->in_len += (size_t)n;
+	return n;
+}
+
+/* Hands the client's bytes read so far to the relay and lets it read on. */
+static void
+session_release_client(struct session *s)
+{
+	s->state = SESSION_RELAY;
+	event_del(s->client_ev);
+	event_del(s->timer);
+	if (s->in_len > 0 && relay_push_upstream(s->relay, s->in, s->in_len) == -1) {
+		session_close(s, "out_of_memory");
+		return;
+	}
+	free(s->in);
+	s->in = NULL;
+	s->in_len = 0;
+	relay_read_client(s->relay);
+}
+
+/* Feeds the LEN new client bytes at DATA to the ClientHello reader; true
+ * once S may go on relaying (*OK: no TLS, or TLS naming the CONNECT host). */
+static bool
+session_sni_decided(struct session *s, const uint8_t *data, size_t len, bool *ok)
+{
+	struct tls_hello_info info;
+
+	switch (tls_reader_feed(s->hello, data, len, &info)) {
+	case TLS_NEED_MORE:
+		return false;
+	case TLS_FOUND:
+		*ok = strcmp(info.name, s->host) == 0;
+		return true;
+	case TLS_NOT_TLS:
+		*ok = true;             /* not TLS: nothing to compare */
+		return true;
+	default:
+		/* TLS without a usable name (or a broken hello): the host the
+		 * client named cannot be confirmed, so the tunnel closes. */
+		*ok = false;
+		return true;
+	}
+}
+
+static void
+session_sni_mismatch(struct session *s)
+{
+	struct ledger_record rec;
+
+	session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
+	rec.decision = LEDGER_DECISION_DENY;
+	rec.policy = s->rule;
+	rec.reason = "sni_mismatch";
+	ledger_write(session_proxy(s)->ledger, &rec);
+	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, NULL, -1,
+	    "sni_mismatch");
+	session_close(s, "sni_mismatch");
+}
+
+/* The ClientHello is judged: pass the tunnel on, or close it. */
+static void
+session_after_sni(struct session *s, bool ok)
+{
+	if (ok)
+		session_release_client(s);
+	else
+		session_sni_mismatch(s);
+}
+
+/* Reads the ClientHello after CONNECT while the download side already
+ * runs, so server-speaks-first protocols work. */
+static void
+session_start_sniff(struct session *s)
+{
+	struct proxy *p = session_proxy(s);
+	bool ok = false;
+
+	if ((s->hello = tls_reader_new()) == NULL) {
+		session_close(s, "out_of_memory");
+		return;
+	}
+	s->state = SESSION_SNIFF;
+	relay_start(s->relay, false);
+	if (s->in_len > 0 && session_sni_decided(s, s->in, s->in_len, &ok)) {
+		session_after_sni(s, ok);
+		return;
+	}
+	event_assign(s->client_ev, p->base, s->client_fd, EV_READ | EV_PERSIST,
+	    session_on_sniff, s);
+	event_add(s->client_ev, NULL);
+	session_arm_timer(s, p->limits.handshake_timeout_ms);
+}
+
+/* The tunnel is open: the client reads 200 (CONNECT), and bytes flow. */
+static void
+session_enter_relay(struct session *s, bool sniff)
+{
+	struct proxy *p = session_proxy(s);
+
+	if (s->relay == NULL)
+		s->relay = relay_new(p->base, s->client_fd, s->upstream_fd, p->scratch,
+		    p->limits.idle_timeout_s, session_on_relay_done, s);
+	if (s->relay == NULL) {
+		session_close(s, "out_of_memory");
+		return;
+	}
+	if (s->mode == LEDGER_MODE_CONNECT && relay_push_client(s->relay, REPLY_CONNECTED,
+	    strlen(REPLY_CONNECTED)) == -1) {
+		session_close(s, "out_of_memory");
+		return;
+	}
+	free(s->req);
+	s->req = NULL;
+	if (sniff) {
+		session_start_sniff(s);
+		return;
+	}
+	relay_start(s->relay, false);
+	session_release_client(s);
+}
+
+static void
+session_on_sniff(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	bool ok = false;
+	ssize_t n = session_read_client(s, TLS_HELLO_MAX_BYTES);
+
+	if (n == -1 || n == -2) {
+		session_close(s, n == -2 ? "hello_too_large" : "client_closed");
+		return;
+	}
+	if (n > 0 && session_sni_decided(s, s->in + s->in_len - n, (size_t)n, &ok))
+		session_after_sni(s, ok);
+}
+
+/* Sends a plain-HTTP request upstream in origin form, as one request on
+ * its own connection; the client's body bytes already read follow it. */
+static int
+session_forward_head(struct session *s)
+{
+	const struct http_request *req = s->req;
+	const char *buf = (const char *)s->in;
+	char line[PROXY_HEADER_MAX_BYTES + 512];
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s %s%.*s HTTP/1.%u\r\n%.*s%s",
+	    http_method_name(req->method),
+	    req->path.len == 0 || buf[req->path.off] == '?' ? "/" : "",
+	    (int)req->path.len, buf + req->path.off, req->version_minor,
+	    (int)req->fields.len, buf + req->fields.off,
+	    req->has_host_header ? "" : "");
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -1;
+	if (!req->has_host_header)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, "Host: %s\r\n", s->host);
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "\r\n");
+	if ((size_t)n >= sizeof(line))
+		return -1;
+	if (relay_push_upstream(s->relay, line, (size_t)n) == -1)
+		return -1;
+	/* What followed the head (a body) goes after it. */
+	memmove(s->in, s->in + req->head_len, s->in_len - req->head_len);
+	s->in_len -= req->head_len;
+	return 0;
+}
+
+static void
+session_on_connected(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	int error = 0;
+	socklen_t len = sizeof(error);
+
+	event_del(s->timer);
+	if (getsockopt(s->upstream_fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1)
+		error = errno;
+	if (error != 0) {
+		session_fail(s, 502, error == ETIMEDOUT ? "upstream_timeout" :
+		    error == ECONNREFUSED ? "upstream_refused" : "upstream_unreachable");
+		return;
+	}
+	if (s->mode == LEDGER_MODE_HTTP) {
+		s->relay = relay_new(session_proxy(s)->base, s->client_fd, s->upstream_fd,
+		    session_proxy(s)->scratch, session_proxy(s)->limits.idle_timeout_s,
+		    session_on_relay_done, s);
+		if (s->relay == NULL || session_forward_head(s) == -1) {
+			session_fail(s, 502, "request_not_forwarded");
+			return;
+		}
+		session_enter_relay(s, false);
+		return;
+	}
+	/* The client's bytes after CONNECT are its ClientHello, if any. */
+	if (s->req != NULL) {
+		memmove(s->in, s->in + s->req->head_len, s->in_len - s->req->head_len);
+		s->in_len -= s->req->head_len;
+	}
+	session_enter_relay(s, s->sni_check);
+}
+
+/* Records the allow decision; -1 (and a 503) when the ledger cannot take
+ * it: a connection the ledger cannot record does not happen. */
+static int
+session_record_allow(struct session *s)
+{
+	struct ledger_record rec;
+
+	session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
+	rec.decision = LEDGER_DECISION_ALLOW;
+	rec.policy = s->rule;
+	rec.reason = "allowed";
+	if (ledger_write(session_proxy(s)->ledger, &rec) == -1) {
+		session_fail(s, 503, "ledger_unavailable");
+		return -1;
+	}
+	s->recorded_allow = true;
+	return 0;
+}
+
+/* Dials the checked address, never the one a client named. */
+static void
+session_dial(struct session *s)
+{
+	struct proxy *p = session_proxy(s);
+	socklen_t len = s->upstream.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+	    sizeof(struct sockaddr_in6);
+	int one = 1;
+
+	if (session_record_allow(s) == -1)
+		return;
+	s->upstream_fd = socket(s->upstream.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    IPPROTO_TCP);
+	if (s->upstream_fd == -1) {
+		session_fail(s, 503, "no_descriptors");
+		return;
+	}
+	setsockopt(s->upstream_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(s->upstream_fd, (struct sockaddr *)&s->upstream, len) == -1 &&
+	    errno != EINPROGRESS) {
+		session_fail(s, 502, errno == ECONNREFUSED ? "upstream_refused" :
+		    "upstream_unreachable");
+		return;
+	}
+	s->state = SESSION_DIALING;
+	s->upstream_ev = event_new(p->base, s->upstream_fd, EV_WRITE, session_on_connected, s);
+	if (s->upstream_ev == NULL) {
+		session_fail(s, 503, "out_of_memory");
+		return;
+	}
+	event_add(s->upstream_ev, NULL);
+	session_arm_timer(s, p->limits.connect_timeout_ms);
+}
+
+/* Picks the first resolved address the address check lets through. */
+static void
+session_on_addresses(struct session *s, const struct resolve_result *res)
+{
+	const struct policy_endpoint *ep = NULL;
+	enum addr_verdict v = ADDR_DENY_INVALID;
+	struct policy_match m;
+
+	/* The entry's allowed_ips widen the internal ranges it may reach. */
+	if (policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m) == POLICY_ALLOW)
+		ep = m.endpoint;
+	for (size_t i = 0; i < res->naddrs; i++) {
+		v = addr_check(session_proxy(s)->addrs, (const struct sockaddr *)&res->addrs[i],
+		    ep != NULL ? ep->allowed_ips : NULL, ep != NULL ? ep->nallowed_ips : 0);
+		if (addr_verdict_allowed(v)) {
+			s->upstream = res->addrs[i];
+			break;
+		}
+	}
+	if (!addr_verdict_allowed(v)) {
+		session_deny(s, addr_verdict_reason(v));
+		return;
+	}
+	if (s->upstream.ss_family == AF_INET) {
+		((struct sockaddr_in *)&s->upstream)->sin_port = htons(s->port);
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&s->upstream)->sin_addr, s->ip,
+		    sizeof(s->ip));
+	} else {
+		((struct sockaddr_in6 *)&s->upstream)->sin6_port = htons(s->port);
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&s->upstream)->sin6_addr, s->ip,
+		    sizeof(s->ip));
+	}
+	session_dial(s);
+}
+
+static void
+session_on_resolved(enum resolve_status status, const struct resolve_result *res, void *arg)
+{
+	struct session *s = arg;
+
+	s->query = NULL;
+	if (status != RESOLVE_OK || res->naddrs == 0) {
+		session_fail(s, status == RESOLVE_ERR_TIMEOUT ? 504 : 502,
+		    status == RESOLVE_ERR_NXDOMAIN || status == RESOLVE_ERR_NODATA ?
+		    "name_not_found" : "resolution_failed");
+		return;
+	}
+	session_on_addresses(s, res);
+}
+
+static void
+session_resolve(struct session *s)
+{
+	struct proxy *p = session_proxy(s);
+	struct resolve_result res;
+
+	s->state = SESSION_RESOLVING;
+	if (resolver_cached(p->resolver, s->host, AF_INET, &res) != -1) {
+		session_on_resolved(res.naddrs > 0 ? RESOLVE_OK : RESOLVE_ERR_NODATA, &res, s);
+		return;
+	}
+	s->query = resolver_lookup(p->resolver, s->host, AF_INET, session_on_resolved, s);
+	if (s->query == NULL)
+		session_fail(s, 503, "out_of_memory");
+}
+
+/* Judges the request by the tenant's current policy. */
+static void
+session_decide(struct session *s)
+{
+	struct policy_match m;
+	enum policy_verdict v;
+
+	if (s->req->kind != HTTP_TARGET_NAME) {
+		/* Policies name hosts; an address literal could be anything. */
+		session_deny(s, "ip_literal_not_allowed");
+		return;
+	}
+	v = policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m);
+	if (v == POLICY_NEED_BINARY)
+		v = POLICY_DENY_BINARY;         /* no identification record: refuse scoped entries */
+	if (v != POLICY_ALLOW) {
+		session_deny(s, v == POLICY_DENY_BINARY ? "binary_not_identified" :
+		    policy_verdict_reason(v));
+		return;
+	}
+	s->rule = m.rule->name;
+	s->sni_check = m.endpoint->sni_check && s->mode == LEDGER_MODE_CONNECT;
+	session_resolve(s);
+}
+
+static void
+session_on_head(struct session *s)
+{
+	enum http_err e = http_parse(s->in, s->in_len, s->req);
+
+	if (e == HTTP_NEED_MORE) {
+		if (s->in_len >= session_proxy(s)->limits.header_max_bytes)
+			session_fail(s, 431, http_err_reason(HTTP_ERR_TOO_LARGE));
+		return;
+	}
+	event_del(s->client_ev);
+	if (e != HTTP_OK) {
+		session_fail(s, http_err_status(e), http_err_reason(e));
+		return;
+	}
+	snprintf(s->host, sizeof(s->host), "%s", s->req->host);
+	s->port = s->req->port;
+	s->mode = s->req->method == HTTP_METHOD_CONNECT ? LEDGER_MODE_CONNECT : LEDGER_MODE_HTTP;
+	if (s->mode == LEDGER_MODE_HTTP && s->req->chunked) {
+		session_fail(s, 411, "chunked_request_body_not_supported");
+		return;
+	}
+	session_decide(s);
+}
+
+static void
+session_on_client_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	ssize_t n = session_read_client(s, session_proxy(s)->limits.header_max_bytes);
+
+	if (n == -1) {
+		session_close(s, "client_closed");
+		return;
+	}
+	if (n == -2) {
+		session_fail(s, 431, http_err_reason(HTTP_ERR_TOO_LARGE));
+		return;
+	}
+	if (n > 0)
+		session_on_head(s);
+}
+
+static void
+session_on_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	switch (s->state) {
+	case SESSION_READ_HEAD:
+		session_fail(s, 400, "handshake_timeout");
+		break;
+	case SESSION_DIALING:
+		session_fail(s, 504, "upstream_timeout");
+		break;
+	case SESSION_SNIFF:
+		/* A client that sent nothing yet: the upstream may speak first,
+		 * so its bytes pass unchecked only when no ClientHello started. */
+		if (s->in_len == 0) {
+			session_release_client(s);
+		} else {
+			session_close(s, "hello_timeout");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* Counts S against the limits; false (and a 503) when they are reached. */
+static bool
+session_admit(struct session *s)
+{
+	struct proxy *p = session_proxy(s);
+
+	if (s->tenant->tunnels >= p->limits.max_tunnels_per_tenant ||
+	    p->tunnels >= p->limits.max_tunnels) {
+		session_fail(s, 503, "too_many_tunnels");
+		return false;
+	}
+	if (!ledger_ok(p->ledger)) {
+		session_fail(s, 503, "ledger_unavailable");
+		return false;
+	}
+	s->tenant->tunnels++;
+	p->tunnels++;
+	s->counted = true;
+	return true;
+}
+
+void
+session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *peer)
+{
+	struct proxy *p = t->proxy;
+	struct session *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		close(fd);
+		return;
+	}
+	s->tenant = t;
+	s->client_fd = fd;
+	s->upstream_fd = -1;
+	s->id = ledger_next_id();
+	s->start_us = time_now_us();
+	s->mode = LEDGER_MODE_CONNECT;
+	s->gen = policy_gen_ref(t->gen);
+	s->next = t->sessions;
+	if (t->sessions != NULL)
+		t->sessions->prev = s;
+	t->sessions = s;
+	s->client_ev = event_new(p->base, fd, EV_READ | EV_PERSIST, session_on_client_read, s);
+	s->timer = evtimer_new(p->base, session_on_timeout, s);
+	s->req = malloc(sizeof(*s->req));
+	if (s->client_ev == NULL || s->timer == NULL || s->req == NULL) {
+		session_close(s, "out_of_memory");
+		return;
+	}
+	if (!session_admit(s))
+		return;
+	event_add(s->client_ev, NULL);
+	session_arm_timer(s, p->limits.handshake_timeout_ms);
+}
+
+bool
+session_close_if_revoked(struct session *s, const struct policy_gen *g)
+{
+	struct policy_match m;
+
+	if (s->state != SESSION_RELAY && s->state != SESSION_SNIFF)
+		return false;
+	if (policy_index_decide(g->index, s->host, s->port, NULL, 0, &m) == POLICY_ALLOW)
+		return false;
+	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, NULL, -1,
+	    "revoked_by_policy_change");
+	session_close(s, "revoked_by_policy_change");
+	return true;
+}
