@@ -395,9 +395,10 @@ http_version_parse(const uint8_t *s, size_t n, unsigned *minor)
 	return HTTP_OK;
 }
 
-/* Parses the request line, the EOL bytes at BUF. */
+/* Parses the request line, the EOL bytes at BUF; ORIGIN takes the
+ * origin form ("/path") a client sends to a server it thinks it reached. */
 static enum http_err
-http_request_line(const uint8_t *buf, size_t eol, struct http_request *req)
+http_request_line(const uint8_t *buf, size_t eol, struct http_request *req, bool origin)
 {
 	const uint8_t *sp1 = memchr(buf, ' ', eol), *sp2;
 	size_t toff, tlen;
@@ -419,6 +420,12 @@ http_request_line(const uint8_t *buf, size_t eol, struct http_request *req)
 	if ((e = http_method_find(buf, (size_t)(sp1 - buf), &req->method)) != HTTP_OK)
 		return e;
 	req->target = http_span_make(toff, tlen);
+	if (origin) {
+		if (req->method == HTTP_METHOD_CONNECT || buf[toff] != '/')
+			return HTTP_ERR_TARGET_FORM;
+		req->path = req->target;
+		return HTTP_OK;
+	}
 	if (req->method == HTTP_METHOD_CONNECT)
 		return http_target_connect((const char *)buf + toff, tlen, req);
 	return http_target_absolute(buf, toff, tlen, req);
@@ -528,8 +535,24 @@ http_host_header_check(const uint8_t *buf, const struct http_request *req)
 	return want == req->port ? HTTP_OK : HTTP_ERR_HOST_HEADER;
 }
 
-enum http_err
-http_parse(const uint8_t *buf, size_t len, struct http_request *req)
+/* The origin form names its host only in Host: that is the target. */
+static enum http_err
+http_origin_target(const uint8_t *buf, struct http_request *req)
+{
+	struct http_authority a;
+
+	if (!req->has_host_header)
+		return HTTP_ERR_HOST_HEADER;
+	if (http_authority_parse((const char *)buf + req->host_header.off, req->host_header.len,
+	    &a) != HTTP_OK)
+		return HTTP_ERR_HOST_HEADER;
+	http_target_set(req, &a);
+	req->port = a.has_port ? a.port : HTTP_DEFAULT_PORT;
+	return HTTP_OK;
+}
+
+static enum http_err
+http_parse_form(const uint8_t *buf, size_t len, struct http_request *req, bool origin)
 {
 	size_t limit = len < PROXY_HEADER_MAX_BYTES ? len : PROXY_HEADER_MAX_BYTES;
 	bool capped = len >= PROXY_HEADER_MAX_BYTES;
@@ -539,7 +562,7 @@ http_parse(const uint8_t *buf, size_t len, struct http_request *req)
 	memset(req, 0, sizeof(*req));
 	if ((e = http_line_scan(buf, 0, limit, capped, &eol)) != HTTP_OK)
 		return e;
-	if ((e = http_request_line(buf, eol, req)) != HTTP_OK)
+	if ((e = http_request_line(buf, eol, req, origin)) != HTTP_OK)
 		return e;
 	pos = eol + 2;
 	req->fields.off = (uint32_t)pos;
@@ -556,5 +579,19 @@ http_parse(const uint8_t *buf, size_t len, struct http_request *req)
 	req->head_len = pos + 2;
 	if (req->has_content_length && req->chunked)
 		return HTTP_ERR_BODY_FRAMING;
+	if (origin)
+		return http_origin_target(buf, req);
 	return http_host_header_check(buf, req);
+}
+
+enum http_err
+http_parse(const uint8_t *buf, size_t len, struct http_request *req)
+{
+	return http_parse_form(buf, len, req, false);
+}
+
+enum http_err
+http_parse_origin(const uint8_t *buf, size_t len, struct http_request *req)
+{
+	return http_parse_form(buf, len, req, true);
 }

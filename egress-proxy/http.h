@@ -154,6 +154,11 @@ struct http_request {
  * unspecified. Bytes past PROXY_HEADER_MAX_BYTES are never read. */
 enum http_err http_parse(const uint8_t *buf, size_t len, struct http_request *req);
 
+/* The same for the origin form a client sends to the server it thinks it
+ * reached ("GET /path HTTP/1.1" and a Host header, which is required and
+ * names the target; port 80 when it gives none): the transparent entry. */
+enum http_err http_parse_origin(const uint8_t *buf, size_t len, struct http_request *req);
+
 /* A one-line description of ERR, for messages and 4xx bodies. */
 const char *http_strerror(enum http_err err);
 /* A short token for ERR, for ledgers and JSON ("bare_lf", "userinfo", ...). */

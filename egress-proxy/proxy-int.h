@@ -28,6 +28,7 @@ void policy_gen_unref(struct policy_gen *g);
 
 struct proxy_listener {
 	struct proxy_tenant *tenant;
+	bool transparent;               /* the fence's redirected connections */
 	int fd;
 	uint16_t port;
 	struct event *ev;
@@ -43,6 +44,7 @@ struct proxy_tenant {
 	struct policy_gen *gen;
 	struct denial_ring *denials;
 	struct proxy_listener *connect_listener;
+	struct proxy_listener *transparent_listener;
 	struct session *sessions;               /* every open connection */
 	unsigned tunnels;
 	struct proxy_tenant *next;
@@ -66,7 +68,11 @@ struct proxy {
 
 /* session.c */
 /* Takes over the accepted FD of a client of T. */
-void session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *peer);
+void session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *peer,
+    bool transparent);
+/* The name the DNS stub gave T for ADDR that G allows on PORT; NULL if none. */
+const char *proxy_tenant_name_for(struct proxy_tenant *t, const struct sockaddr_storage *addr,
+    uint16_t port, const struct policy_gen *g);
 /* Closes S now (teardown of its tenant): no callback of it runs again. */
 void session_abort(struct session *s);
 /* Closes S if its tunnel would be refused under G; true if it did. */

@@ -175,6 +175,7 @@ proxy_tenant_free(struct proxy_tenant *t)
 		return;
 	proxy_tenant_unlink(t);
 	proxy_listener_free(t->connect_listener);
+	proxy_listener_free(t->transparent_listener);
 	while (t->sessions != NULL)
 		session_abort(t->sessions);
 	policy_gen_unref(t->gen);
@@ -258,7 +259,7 @@ proxy_on_accept(evutil_socket_t lfd, short what, void *arg)
 			close(fd);
 			continue;
 		}
-		session_start(l->tenant, fd, &peer);
+		session_start(l->tenant, fd, &peer, l->transparent);
 	}
 }
 
@@ -285,31 +286,66 @@ proxy_listen_socket(const struct sockaddr *addr, socklen_t len, uint16_t *port)
 	return fd;
 }
 
-int
-proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *addr,
-    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+/* A listener of T at ADDR for clients in CLIENT_NET/CLIENT_PREFIX; NULL
+ * with errno. */
+static struct proxy_listener *
+proxy_listener_new(struct proxy_tenant *t, const struct sockaddr *addr, socklen_t len,
+    const struct sockaddr *client_net, unsigned client_prefix, bool transparent)
 {
 	struct proxy_listener *l = calloc(1, sizeof(*l));
 
 	if (l == NULL)
-		return -1;
+		return NULL;
 	l->tenant = t;
+	l->transparent = transparent;
 	l->client_prefix = client_prefix;
 	memcpy(&l->client_net, client_net, client_net->sa_family == AF_INET ?
 	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
 	if ((l->fd = proxy_listen_socket(addr, len, &l->port)) == -1) {
 		free(l);
-		return -1;
+		return NULL;
 	}
 	l->ev = event_new(t->proxy->base, l->fd, EV_READ | EV_PERSIST, proxy_on_accept, l);
 	if (l->ev == NULL || event_add(l->ev, NULL) == -1) {
 		proxy_listener_free(l);
 		errno = ENOMEM;
-		return -1;
+		return NULL;
 	}
+	return l;
+}
+
+int
+proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *addr,
+    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+{
+	struct proxy_listener *l = proxy_listener_new(t, addr, len, client_net, client_prefix,
+	    false);
+
+	if (l == NULL)
+		return -1;
 	proxy_listener_free(t->connect_listener);
 	t->connect_listener = l;
 	return 0;
+}
+
+int
+proxy_tenant_listen_transparent(struct proxy_tenant *t, const struct sockaddr *addr,
+    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+{
+	struct proxy_listener *l = proxy_listener_new(t, addr, len, client_net, client_prefix,
+	    true);
+
+	if (l == NULL)
+		return -1;
+	proxy_listener_free(t->transparent_listener);
+	t->transparent_listener = l;
+	return 0;
+}
+
+uint16_t
+proxy_tenant_transparent_port(const struct proxy_tenant *t)
+{
+	return t->transparent_listener != NULL ? t->transparent_listener->port : 0;
 }
 
 uint16_t
@@ -340,6 +376,18 @@ proxy_tenant_set_policy(struct proxy_tenant *t, struct policy *next, bool close_
 	if (closed != NULL)
 		*closed = count;
 	return 0;
+}
+
+const char *
+proxy_tenant_name_for(struct proxy_tenant *t, const struct sockaddr_storage *addr,
+    uint16_t port, const struct policy_gen *g)
+{
+	/* The DNS stub's address-to-name map is wired here when it exists. */
+	(void)t;
+	(void)addr;
+	(void)port;
+	(void)g;
+	return NULL;
 }
 
 const struct policy *

@@ -36,6 +36,7 @@ struct proxy_limits {
 #define PROXY_TUNNELS_PER_TENANT_DEFAULT 512
 #define PROXY_TUNNELS_DEFAULT 8192
 #define PROXY_ACCEPT_BACKOFF_MS 100     /* pause of accept after EMFILE */
+#define PROXY_SILENT_CLIENT_MS 1000     /* transparent: silence after which the server may speak first */
 
 void proxy_limits_default(struct proxy_limits *l);
 
@@ -66,6 +67,12 @@ int proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *a
     socklen_t len, const struct sockaddr *client_net, unsigned client_prefix);
 /* The port a listener of T got (after binding port 0); 0 if none. */
 uint16_t proxy_tenant_connect_port(const struct proxy_tenant *t);
+
+/* Listens at ADDR for T's connections that the fence redirected (they
+ * keep their original destination); clients as for the CONNECT listener. */
+int proxy_tenant_listen_transparent(struct proxy_tenant *t, const struct sockaddr *addr,
+    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix);
+uint16_t proxy_tenant_transparent_port(const struct proxy_tenant *t);
 
 /* Swaps T's policy for NEXT (owned from now on; already validated) at
  * once: connections decided from now on use it. With CLOSE_REVOKED, open

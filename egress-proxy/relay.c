@@ -24,6 +24,7 @@ struct relay_dir {
 	bool shut;                      /* TO was shut down for writing */
 	bool reading;                   /* RD is added */
 	bool held;                      /* not to be read yet: relay_read_client() */
+	uint64_t budget;                /* bytes FROM may still send (UINT64_MAX: no limit) */
 	uint64_t bytes;                 /* written to TO */
 	enum relay_end fail;            /* what an error on this direction means */
 };
@@ -125,9 +126,18 @@ relay_on_read(evutil_socket_t fd, short what, void *arg)
 {
 	struct relay_dir *d = arg;
 	struct relay *r = d->relay;
+	size_t want = d->budget < RELAY_CHUNK_BYTES ? (size_t)d->budget : RELAY_CHUNK_BYTES;
 	ssize_t n, w;
 
-	n = recv(d->from, r->scratch, RELAY_CHUNK_BYTES, 0);
+	if (want == 0) {
+		/* Done with what this side may send: it is read no more, and
+		 * the other end is not told (the answer is still to come). */
+		relay_set_reading(d, false);
+		d->eof = d->shut = true;
+		relay_check_closed(r);
+		return;
+	}
+	n = recv(d->from, r->scratch, want, 0);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			relay_finish(r, d == &r->up ? RELAY_END_CLIENT_ERROR :
@@ -135,6 +145,8 @@ relay_on_read(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	r->active = true;
+	if (d->budget != UINT64_MAX)
+		d->budget -= (uint64_t)n;
 	if (n == 0) {
 		relay_set_reading(d, false);
 		d->eof = true;
@@ -190,6 +202,7 @@ static int
 relay_dir_init(struct relay *r, struct relay_dir *d, int from, int to, enum relay_end fail)
 {
 	d->relay = r;
+	d->budget = UINT64_MAX;
 	d->from = from;
 	d->to = to;
 	d->fail = fail;
@@ -301,6 +314,12 @@ relay_read_client(struct relay *r)
 {
 	r->up.held = false;
 	relay_dir_start(&r->up, true);
+}
+
+void
+relay_limit_client(struct relay *r, uint64_t bytes)
+{
+	r->up.budget = bytes;
 }
 
 uint64_t

