@@ -97,7 +97,7 @@ daemon_loopback_net(int family, struct sockaddr_storage *net, unsigned *prefix)
 int
 daemon_host_proxy_start(struct daemon *d)
 {
-	struct proxy_tenant_info info = { .name = DAEMON_HOST_TENANT };
+	struct proxy_tenant_info info = { .name = DAEMON_HOST_TENANT, .host_mode = true };
 	struct sockaddr_storage sa, net;
 	struct policy *p;
 	socklen_t len;

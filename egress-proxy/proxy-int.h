@@ -41,6 +41,7 @@ struct proxy_tenant {
 	char *name;
 	char *session_id;
 	char *agent;
+	bool host_mode;                         /* the host's own processes: no sandbox */
 	struct policy_gen *gen;
 	struct denial_ring *denials;
 	struct proxy_listener *connect_listener;

@@ -123,6 +123,7 @@ proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct p
 	if (t == NULL)
 		return NULL;
 	t->proxy = p;
+	t->host_mode = info->host_mode;
 	t->name = strdup(info->name);
 	t->session_id = info->session_id != NULL ? strdup(info->session_id) : NULL;
 	t->agent = info->agent != NULL ? strdup(info->agent) : NULL;

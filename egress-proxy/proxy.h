@@ -52,6 +52,7 @@ struct proxy_tenant_info {
 	const char *name;               /* the sandbox's name, or "host" */
 	const char *session_id;         /* may be NULL */
 	const char *agent;              /* may be NULL */
+	bool host_mode;                 /* the host's own processes: the ledger's sandbox is null */
 };
 
 /* A tenant under POLICY (owned from now on). NULL if out of memory. */

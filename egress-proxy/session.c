@@ -91,7 +91,7 @@ session_record_init(const struct session *s, struct ledger_record *rec, enum led
 {
 	ledger_record_init(rec, ev);
 	rec->id = s->id;
-	rec->sandbox = s->tenant->name;
+	rec->sandbox = s->tenant->host_mode ? NULL : s->tenant->name;
 	rec->session_id = s->tenant->session_id;
 	rec->agent = s->tenant->agent;
 	rec->mode = s->mode;
@@ -126,9 +126,9 @@ session_close(struct session *s, const char *reason)
 		return;
 	if (s->recorded_allow) {
 		session_record_init(s, &rec, LEDGER_EVENT_CLOSE);
-		rec.decision = LEDGER_DECISION_ALLOW;
 		rec.policy = s->rule;
-		rec.reason = reason;
+		/* corral-ledger(5): a normal end has no reason. */
+		rec.reason = strcmp(reason, "closed") == 0 ? NULL : reason;
 		rec.bytes_up = s->relay != NULL ? (int64_t)relay_bytes_up(s->relay) : 0;
 		rec.bytes_down = s->relay != NULL ? (int64_t)relay_bytes_down(s->relay) : 0;
 		rec.duration_ms = (time_now_us() - s->start_us) / 1000;
@@ -514,7 +514,6 @@ session_record_allow(struct session *s)
 	session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
 	rec.decision = LEDGER_DECISION_ALLOW;
 	rec.policy = s->rule;
-	rec.reason = "allowed";
 	if (ledger_write(session_proxy(s)->ledger, &rec) == -1) {
 		session_fail(s, 503, "ledger_unavailable");
 		return -1;
