@@ -3,6 +3,10 @@
 # what was expected and what came, as TAP diagnostics.
 tap_n=0
 tap_failed=0
+# make distcheck hands out paths like .../_build/sub/..: spell them plainly,
+# since corral refuses configured paths with '..' segments.
+[ -n "${top_srcdir:-}" ] && top_srcdir=$(cd "$top_srcdir" && pwd)
+[ -n "${top_builddir:-}" ] && top_builddir=$(cd "$top_builddir" && pwd)
 
 tap_result() {  # tap_result STATUS NAME [DIAGNOSTIC]
 	tap_n=$((tap_n + 1))
