@@ -1,7 +1,7 @@
 /* Loading a policy. Three passes over one document:
- * 1. libyaml's events become a small tree of nodes with their positions;
- *    anchors, aliases, tags, a second document and deep nesting are
- *    refused as they come, so an alias is never expanded.
+ * 1. libyaml's events become a small tree of nodes with their positions
+ *    (policy/yamltree.c); anchors, aliases, tags, a second document and
+ *    deep nesting are refused as they come, so an alias is never expanded.
  * 2. The tree's shape is checked against one table per mapping of the
  *    schema (unknown, duplicate and missing keys, wrong node types); what
  *    fits lands in "raw" structures that point at the tree's nodes.
@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
