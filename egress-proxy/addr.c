@@ -2,11 +2,11 @@
  * and the allow/deny decision of DESIGN.md section 3 step 4. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "egress-proxy/addr.h"
+#include "policy/cidr.h"
 
 #define ADDR_V4_BYTES 4
 #define ADDR_V6_BYTES 16
@@ -178,21 +178,6 @@ addr_verdict_allowed(enum addr_verdict v)
 	return v == ADDR_ALLOW_PUBLIC || v == ADDR_ALLOW_LISTED;
 }
 
-/* True when the first BITS bits of A and NET agree. */
-static bool
-addr_prefix_equal(const uint8_t *a, const uint8_t *net, unsigned bits)
-{
-	unsigned whole = bits / 8, rest = bits % 8;
-	uint8_t mask;
-
-	if (memcmp(a, net, whole) != 0)
-		return false;
-	if (rest == 0)
-		return true;
-	mask = (uint8_t)(0xffu << (8 - rest));
-	return (a[whole] & mask) == (net[whole] & mask);
-}
-
 static uint32_t
 addr_v4_host_order(const uint8_t *b)
 {
@@ -229,7 +214,7 @@ addr_range6_find(const uint8_t *b)
 	size_t i;
 
 	for (i = 0; i < ADDR_NELEM(addr_ranges6) - 1; i++)
-		if (addr_prefix_equal(b, addr_ranges6[i].net, addr_ranges6[i].bits))
+		if (policy_cidr_prefix_equal(b, addr_ranges6[i].net, addr_ranges6[i].bits))
 			break;
 	return &addr_ranges6[i];
 }
@@ -308,100 +293,43 @@ addr_parse_ipv4(const char *text, size_t len, uint8_t out[4])
 	return true;
 }
 
-/* Parses the decimal prefix length TEXT (no sign, no leading zero) into
- * OUT, at most MAX. */
+/* The address error for the shared parser's ERR. */
 static enum addr_err
-addr_parse_prefix(const char *text, unsigned max, uint8_t *out)
+addr_cidr_err(enum policy_cidr_err err)
 {
-	unsigned v = 0;
-	size_t i, len = strlen(text);
-
-	if (len == 0 || len > 3 || (text[0] == '0' && len > 1))
-		return ADDR_ERR_SYNTAX;
-	for (i = 0; i < len; i++) {
-		if (text[i] < '0' || text[i] > '9')
-			return ADDR_ERR_SYNTAX;
-		v = v * 10 + (unsigned)(text[i] - '0');
-	}
-	if (v > max)
-		return ADDR_ERR_PREFIX;
-	*out = (uint8_t)v;
-	return ADDR_OK;
-}
-
-/* True when every bit of the BYTES-byte address A past BITS is zero. */
-static bool
-addr_host_bits_clear(const uint8_t *a, size_t bytes, unsigned bits)
-{
-	uint8_t zero[ADDR_V6_BYTES] = { 0 };
-	uint8_t masked[ADDR_V6_BYTES] = { 0 };
-	unsigned whole = bits / 8, rest = bits % 8;
-
-	memcpy(masked, a, bytes);
-	memset(masked, 0, whole);
-	if (rest != 0 && whole < bytes)
-		masked[whole] &= (uint8_t)(0xffu >> rest);
-	return memcmp(masked, zero, bytes) == 0;
-}
-
-/* Parses the address part of a CIDR (NUL-terminated) into OUT. */
-static enum addr_err
-addr_parse_address(const char *text, struct policy_cidr *out)
-{
-	struct in6_addr a6;
-
-	memset(out, 0, sizeof(*out));
-	if (addr_parse_ipv4(text, strlen(text), out->addr)) {
-		out->family = AF_INET;
-		out->prefix_len = ADDR_V4_BITS;
+	switch (err) {
+	case POLICY_CIDR_OK:
 		return ADDR_OK;
-	}
-	if (strchr(text, ':') == NULL || inet_pton(AF_INET6, text, &a6) != 1)
+	case POLICY_CIDR_ERR_PREFIX_RANGE:
+		return ADDR_ERR_PREFIX;
+	case POLICY_CIDR_ERR_HOST_BITS:
+		return ADDR_ERR_HOST_BITS;
+	default:
 		return ADDR_ERR_SYNTAX;
-	out->family = AF_INET6;
-	out->prefix_len = ADDR_V6_BITS;
-	memcpy(out->addr, a6.s6_addr, ADDR_V6_BYTES);
-	return ADDR_OK;
+	}
 }
 
 enum addr_err
 addr_cidr_parse(const char *text, struct policy_cidr *out)
 {
-	char copy[ADDR_CIDR_TEXT_MAX_BYTES];
-	char *slash;
 	enum addr_err e;
-	size_t len;
 
 	memset(out, 0, sizeof(*out));
-	if (text == NULL || (len = strnlen(text, sizeof(copy))) == sizeof(copy))
+	if (text == NULL || strnlen(text, ADDR_CIDR_TEXT_MAX_BYTES) == ADDR_CIDR_TEXT_MAX_BYTES)
 		return ADDR_ERR_SYNTAX;
-	memcpy(copy, text, len + 1);
-	if ((slash = strchr(copy, '/')) != NULL)
-		*slash = '\0';
-	if ((e = addr_parse_address(copy, out)) != ADDR_OK)
-		goto fail;
-	if (slash != NULL &&
-	    (e = addr_parse_prefix(slash + 1, out->prefix_len, &out->prefix_len)) != ADDR_OK)
-		goto fail;
-	if (!addr_host_bits_clear(out->addr, out->family == AF_INET ? ADDR_V4_BYTES : ADDR_V6_BYTES,
-	    out->prefix_len)) {
-		e = ADDR_ERR_HOST_BITS;
-		goto fail;
-	}
-	return ADDR_OK;
-fail:
-	memset(out, 0, sizeof(*out));
+	if (strchr(text, '/') != NULL)
+		e = addr_cidr_err(policy_cidr_parse(text, out));
+	else
+		e = addr_cidr_err(policy_cidr_parse_address(text, out));
+	if (e != ADDR_OK)
+		memset(out, 0, sizeof(*out));
 	return e;
 }
 
 bool
 addr_cidr_contains(const struct policy_cidr *cidr, int family, const uint8_t *bytes)
 {
-	unsigned max = family == AF_INET ? ADDR_V4_BITS : ADDR_V6_BITS;
-
-	if (cidr == NULL || cidr->family != family || cidr->prefix_len > max)
-		return false;
-	return addr_prefix_equal(bytes, cidr->addr, cidr->prefix_len);
+	return policy_cidr_contains(cidr, family, bytes);
 }
 
 struct addr_policy *

@@ -112,11 +112,14 @@ enum addr_class addr_classify(const struct sockaddr *sa);
  * "127.1", "2130706433", "0x7f.0.0.1" and "0177.0.0.1" are refused. */
 bool addr_parse_ipv4(const char *text, size_t len, uint8_t out[4]);
 /* Parses "ADDRESS" or "ADDRESS/PREFIX" (IPv4 strict as above, or IPv6
- * without zone id) into OUT; no prefix means a single address. Bits set
- * past the prefix are ADDR_ERR_HOST_BITS. */
+ * without zone id) into OUT, with policy_cidr_parse() (policy/cidr.h), the
+ * parser of allowed_ips and egress.allow_cidrs; no prefix means a single
+ * address. Bits set past the prefix are ADDR_ERR_HOST_BITS; OUT is zeroed
+ * on any error. */
 enum addr_err addr_cidr_parse(const char *text, struct policy_cidr *out);
 /* True when the address of FAMILY at BYTES (4 or 16 bytes, network
- * order) lies inside CIDR. A family mismatch is false. */
+ * order) lies inside CIDR: policy_cidr_contains(). A family mismatch is
+ * false. */
 bool addr_cidr_contains(const struct policy_cidr *cidr, int family, const uint8_t *bytes);
 
 /* An empty address policy; NULL if out of memory. */
