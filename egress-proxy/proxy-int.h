@@ -46,6 +46,7 @@ struct proxy_tenant {
 	struct denial_ring *denials;
 	struct proxy_listener *connect_listener;
 	struct proxy_listener *transparent_listener;
+	struct dnsstub *dnsstub;                /* the tenant's DNS stub, or NULL */
 	struct session *sessions;               /* every open connection */
 	unsigned tunnels;
 	struct proxy_tenant *next;

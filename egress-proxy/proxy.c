@@ -13,8 +13,11 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "egress-proxy/addr.h"
+#include "egress-proxy/dnsstub.h"
 #include "egress-proxy/http.h"
+#include "egress-proxy/namemap.h"
 #include "egress-proxy/proxy-int.h"
 #include "egress-proxy/relay.h"
 #include "policy/index.h"
@@ -175,6 +178,8 @@ proxy_tenant_free(struct proxy_tenant *t)
 	if (t == NULL)
 		return;
 	proxy_tenant_unlink(t);
+	/* The stub reads the tenant's policy and names: it goes first. */
+	dnsstub_free(t->dnsstub);
 	proxy_listener_free(t->connect_listener);
 	proxy_listener_free(t->transparent_listener);
 	while (t->sessions != NULL)
@@ -349,6 +354,26 @@ proxy_tenant_transparent_port(const struct proxy_tenant *t)
 	return t->transparent_listener != NULL ? t->transparent_listener->port : 0;
 }
 
+int
+proxy_tenant_listen_dns(struct proxy_tenant *t, const struct sockaddr *addr, socklen_t len,
+    const struct sockaddr *client_net, unsigned client_prefix)
+{
+	struct dnsstub *stub = dnsstub_new(t, addr, len);
+
+	if (stub == NULL)
+		return -1;
+	dnsstub_set_client_net(stub, client_net, client_prefix);
+	dnsstub_free(t->dnsstub);
+	t->dnsstub = stub;
+	return 0;
+}
+
+uint16_t
+proxy_tenant_dns_port(const struct proxy_tenant *t)
+{
+	return t->dnsstub != NULL ? dnsstub_port(t->dnsstub) : 0;
+}
+
 uint16_t
 proxy_tenant_connect_port(const struct proxy_tenant *t)
 {
@@ -383,11 +408,23 @@ const char *
 proxy_tenant_name_for(struct proxy_tenant *t, const struct sockaddr_storage *addr,
     uint16_t port, const struct policy_gen *g)
 {
-	/* The DNS stub's address-to-name map is wired here when it exists. */
-	(void)t;
-	(void)addr;
-	(void)port;
-	(void)g;
+	const char *names[NAMEMAP_LOOKUP_MAX_NAMES];
+	const uint8_t *bytes;
+	struct policy_match m;
+	size_t n;
+
+	if (t->dnsstub == NULL)
+		return NULL;
+	bytes = addr->ss_family == AF_INET ?
+	    (const uint8_t *)&((const struct sockaddr_in *)addr)->sin_addr :
+	    (const uint8_t *)&((const struct sockaddr_in6 *)addr)->sin6_addr;
+	n = namemap_lookup(dnsstub_namemap(t->dnsstub), addr->ss_family, bytes, time_mono_ns(),
+	    names, NAMEMAP_LOOKUP_MAX_NAMES);
+	/* Several names may share the address: the first the policy allows
+	 * on this port names the connection. */
+	for (size_t i = 0; i < n; i++)
+		if (policy_index_decide(g->index, names[i], port, NULL, 0, &m) != POLICY_DENY_NO_RULE)
+			return names[i];
 	return NULL;
 }
 

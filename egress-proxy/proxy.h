@@ -75,6 +75,11 @@ int proxy_tenant_listen_transparent(struct proxy_tenant *t, const struct sockadd
     socklen_t len, const struct sockaddr *client_net, unsigned client_prefix);
 uint16_t proxy_tenant_transparent_port(const struct proxy_tenant *t);
 
+/* Serves T's DNS stub (UDP and TCP) at ADDR for clients as above. */
+int proxy_tenant_listen_dns(struct proxy_tenant *t, const struct sockaddr *addr, socklen_t len,
+    const struct sockaddr *client_net, unsigned client_prefix);
+uint16_t proxy_tenant_dns_port(const struct proxy_tenant *t);
+
 /* Swaps T's policy for NEXT (owned from now on; already validated) at
  * once: connections decided from now on use it. With CLOSE_REVOKED, open
  * tunnels that NEXT would refuse are closed (and recorded); the others

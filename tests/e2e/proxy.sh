@@ -240,4 +240,7 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$(tb_pid corrald)" 2>/dev/null || bre
 kill -0 "$(tb_pid corrald)" 2>/dev/null; rc=$?
 check_eq "SIGTERM stops corrald" 1 "$rc"
 [ ! -e "$sock" ]; tap_result $? "and removes its socket"
+# Under the sanitizers' build, a leak or undefined behaviour shows in the log.
+check_lacks "corrald's log has no sanitizer report" "$(cat "$(tb_log corrald)")" "Sanitizer"
+check_lacks "corrald's log has no undefined behaviour" "$(cat "$(tb_log corrald)")" "runtime error"
 tap_done
