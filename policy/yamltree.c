@@ -752,11 +752,15 @@ int
 yamltree_read_all(struct yamltree_ctx *ctx, int fd, size_t hint, char **data, size_t *len)
 {
 	size_t cap = hint + 1 < YAMLTREE_READ_CHUNK_BYTES ? YAMLTREE_READ_CHUNK_BYTES : hint + 1;
-	char *buf = malloc(cap);
 	size_t got = 0;
-	bool nomem = buf == NULL;
+	char *buf;
+	bool nomem;
 	ssize_t n;
 
+	/* At most one byte over the limit, so that an input over it is seen. */
+	if (cap > ctx->doc->bytes_max + 1)
+		cap = ctx->doc->bytes_max + 1;
+	nomem = (buf = malloc(cap)) == NULL;
 	while (!nomem) {
 		if (got == cap && yamltree_grow(ctx, &buf, &cap, &nomem) == -1)
 			break;
