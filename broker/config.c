@@ -462,13 +462,34 @@ config_pool_capacity(struct yamltree_ctx *ctx, const struct raw_config *raw, con
 	    net, cfg->pool.prefix_len, slots, CONFIG_SANDBOX_PREFIX, cfg->max_sandboxes);
 }
 
-/* Reads the allow list L into CFG. */
-static void
-config_allow_cidrs(struct yamltree_ctx *ctx, const struct yamltree_node *l, struct config *cfg)
+/* True when the allow list entry N is a range sandboxes may be let into
+ * (parsed into *C), else says why not. */
+static bool
+config_allow_cidr(struct yamltree_ctx *ctx, const struct yamltree_node *n, struct policy_cidr *c)
 {
 	struct yamltree_quoted q;
 	const char *what;
 
+	if (n->type != YAMLTREE_SCALAR || !config_cidr(ctx, n, "egress.allow_cidrs", c))
+		return false;
+	switch (policy_cidr_forbidden(c, &what)) {
+	case POLICY_CIDR_EVERYTHING:
+		yamltree_error_at(ctx, n, "egress.allow_cidrs '%s' covers every address: name only the internal ranges sandboxes need",
+		    yamltree_quote(n->text, &q));
+		return false;
+	case POLICY_CIDR_UNREACHABLE:
+		yamltree_error_at(ctx, n, "egress.allow_cidrs '%s' overlaps %s, which a sandbox may never reach",
+		    yamltree_quote(n->text, &q), what);
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* Reads the allow list L into CFG. */
+static void
+config_allow_cidrs(struct yamltree_ctx *ctx, const struct yamltree_node *l, struct config *cfg)
+{
 	if (l == NULL || l->type != YAMLTREE_SEQUENCE || l->nkids == 0)
 		return;
 	if (l->nkids > CONFIG_ALLOW_CIDRS_MAX) {
@@ -478,26 +499,9 @@ config_allow_cidrs(struct yamltree_ctx *ctx, const struct yamltree_node *l, stru
 	}
 	if ((cfg->allow_cidrs = yamltree_calloc(ctx, l->nkids, sizeof(*cfg->allow_cidrs))) == NULL)
 		return;
-	for (size_t i = 0; i < l->nkids; i++) {
-		const struct yamltree_node *n = l->kids[i];
-		struct policy_cidr *c = &cfg->allow_cidrs[cfg->nallow_cidrs];
-
-		if (n->type != YAMLTREE_SCALAR || !config_cidr(ctx, n, "egress.allow_cidrs", c))
-			continue;
-		switch (policy_cidr_forbidden(c, &what)) {
-		case POLICY_CIDR_EVERYTHING:
-			yamltree_error_at(ctx, n, "egress.allow_cidrs '%s' covers every address: name only the internal ranges sandboxes need",
-			    yamltree_quote(n->text, &q));
-			break;
-		case POLICY_CIDR_UNREACHABLE:
-			yamltree_error_at(ctx, n, "egress.allow_cidrs '%s' overlaps %s, which a sandbox may never reach",
-			    yamltree_quote(n->text, &q), what);
-			break;
-		default:
+	for (size_t i = 0; i < l->nkids; i++)
+		if (config_allow_cidr(ctx, l->kids[i], &cfg->allow_cidrs[cfg->nallow_cidrs]))
 			cfg->nallow_cidrs++;
-			break;
-		}
-	}
 }
 
 /* An address with an optional port, as in "10.0.0.1", "10.0.0.1:53",
