@@ -1,0 +1,832 @@
+/* The workload filter, tried: each refused call is made by a process under
+ * the filter and must fail with its errno (or kill, for another
+ * architecture's calls), and the same call made without the filter must
+ * not fail that way, so every test shows it is the filter that refused.
+ * Calls that need a capability are tried as root, with arguments the
+ * kernel would answer with something else (ENOENT, EBADF, EINVAL) if the
+ * filter let them through; calls on another process aim at a process of
+ * the same uid, as corral-init is to a workload. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timex.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <linux/netlink.h>
+#include <linux/userfaultfd.h>
+#include <cmocka.h>
+
+#include "broker/init/seccomp.h"
+
+/* The uid and gid a workload is tried as when the tests run as root. */
+#define TRIAL_NOBODY_ID 65534
+/* ioprio_set: one process, best-effort class, level 4 (linux/ioprio.h). */
+#define TRIAL_IOPRIO_WHO_PROCESS 1
+#define TRIAL_IOPRIO_BE_4 ((2 << 13) | 4)
+/* x86_64 numbers the test calls directly. */
+#define TRIAL_NR_CLONE3 435
+#define TRIAL_NR_OPEN_TREE 428
+#define TRIAL_NR_MOVE_MOUNT 429
+#define TRIAL_NR_FSOPEN 430
+#define TRIAL_NR_FSCONFIG 431
+#define TRIAL_NR_FSMOUNT 432
+#define TRIAL_NR_FSPICK 433
+#define TRIAL_NR_PIDFD_OPEN 434
+#define TRIAL_NR_PIDFD_GETFD 438
+#define TRIAL_NR_MOUNT_SETATTR 442
+#define TRIAL_NR_QUOTACTL_FD 443
+#define TRIAL_NR_OPEN_TREE_ATTR 467
+#define TRIAL_NR_IO_URING_SETUP 425
+#define TRIAL_NR_IO_URING_ENTER 426
+#define TRIAL_NR_IO_URING_REGISTER 427
+#define TRIAL_X32_BIT 0x40000000L
+/* i386's getpid, made through int 0x80. */
+#define TRIAL_I386_NR_GETPID 20L
+/* A request number with high bits the kernel ignores: TIOCSTI still. */
+#define TRIAL_TIOCSTI_HIGH 0xffffffff00005412UL
+/* quotactl's QCMD(Q_GETFMT, USRQUOTA), spelled unsigned: glibc's macro
+ * shifts an int past its range. */
+#define TRIAL_QCMD_GETFMT_USER ((0x800004U << 8) | 0U)
+/* The biggest binary a memfd is filled with. */
+#define TRIAL_EXEC_MAX_BYTES (4 * 1024 * 1024)
+
+enum who {
+	AS_NOBODY,   /* no capabilities: how a workload runs */
+	AS_ROOT,     /* full capabilities: only the filter can refuse */
+};
+
+/* How a trial ended. */
+struct outcome {
+	int reported;   /* the attempt returned and reported ERR */
+	int err;        /* 0: the call worked; else its errno */
+	int status;     /* the attempting process's wait status */
+};
+
+/* One attempt, made with PARENT, a process of the same uid, as the other
+ * process to aim at; returns 0 or the errno. */
+typedef int (*attempt_fn)(pid_t parent);
+
+static int g_value = 42;   /* what process_vm_* reads in the parent */
+static char g_true_name[] = "true";   /* argv[0] of /bin/true */
+
+/* cmocka catches these signals; a child must die of them instead of
+ * jumping back into the test runner. */
+static void
+default_signals(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGABRT };
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+}
+
+/* Becomes nobody when root, dumpable and traceable by its children. */
+static int
+become(enum who who)
+{
+	default_signals();
+	if (who == AS_NOBODY && geteuid() == 0) {
+		if (setgroups(0, NULL) == -1 || setgid(TRIAL_NOBODY_ID) == -1 ||
+		    setuid(TRIAL_NOBODY_ID) == -1)
+			return -1;
+	}
+	/* A uid change clears dumpable, which ptrace and process_vm need. */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+/* The attempting process: filter (when asked), try, report. */
+static void __attribute__((noreturn))
+attacker(int report_fd, attempt_fn fn, int filtered)
+{
+	int err = -1;
+
+	if (filtered && seccomp_apply_workload() == -1)
+		err = 10000 + errno;
+	else
+		err = fn(getppid());
+	if (write(report_fd, &err, sizeof(err)) != sizeof(err))
+		_exit(3);
+	_exit(0);
+}
+
+/* The parent of the attempt: same identity; relays how it ended. */
+static void __attribute__((noreturn))
+outsider(int out_fd, enum who who, attempt_fn fn, int filtered)
+{
+	struct outcome o = { 0 };
+	int inner[2];
+	pid_t pid;
+
+	if (become(who) == -1 || pipe2(inner, O_CLOEXEC) == -1)
+		_exit(2);
+	pid = fork();
+	if (pid == -1)
+		_exit(2);
+	if (pid == 0)
+		attacker(inner[1], fn, filtered);
+	close(inner[1]);
+	if (waitpid(pid, &o.status, 0) == -1)
+		_exit(2);
+	o.reported = read(inner[0], &o.err, sizeof(o.err)) == sizeof(o.err);
+	if (write(out_fd, &o, sizeof(o)) != sizeof(o))
+		_exit(2);
+	_exit(0);
+}
+
+/* Runs FN as WHO, under the workload filter when FILTERED. */
+static struct outcome
+trial(enum who who, attempt_fn fn, int filtered)
+{
+	struct outcome o = { 0 };
+	int out[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid != -1);
+	if (pid == 0)
+		outsider(out[1], who, fn, filtered);
+	close(out[1]);
+	assert_int_equal(read(out[0], &o, sizeof(o)), sizeof(o));
+	close(out[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return o;
+}
+
+/* valgrind (3.19) does not know seccomp(2): under it, the filter cannot
+ * be tried, only built. */
+static int
+under_valgrind(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload != NULL && strstr(preload, "vgpreload") != NULL;
+}
+
+/* Skips a trial that cannot run here. */
+static void
+need_trial(enum who who)
+{
+	if (under_valgrind() || (who == AS_ROOT && geteuid() != 0))
+		skip();
+}
+
+/* FN fails with ERR under the filter, and not with ERR without it. */
+static void
+expect_refused(enum who who, attempt_fn fn, int err)
+{
+	struct outcome f, c;
+
+	need_trial(who);
+	f = trial(who, fn, 1);
+	assert_true(f.reported);
+	assert_int_equal(f.err, err);
+	c = trial(who, fn, 0);
+	assert_false(c.reported && c.err == err);
+}
+
+/* FN kills its process with SIGSYS under the filter, and not without it. */
+static void
+expect_killed(attempt_fn fn)
+{
+	struct outcome f, c;
+
+	need_trial(AS_NOBODY);
+	f = trial(AS_NOBODY, fn, 1);
+	assert_false(f.reported);
+	assert_true(WIFSIGNALED(f.status));
+	assert_int_equal(WTERMSIG(f.status), SIGSYS);
+	c = trial(AS_NOBODY, fn, 0);
+	assert_false(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGSYS);
+}
+
+/* FN works under the filter. */
+static void
+expect_allowed(attempt_fn fn)
+{
+	struct outcome f;
+
+	need_trial(AS_NOBODY);
+	f = trial(AS_NOBODY, fn, 1);
+	assert_true(f.reported);
+	assert_int_equal(f.err, 0);
+}
+
+/* 0 when RC is not -1, else errno. */
+static int
+result(long rc)
+{
+	return rc == -1 ? errno : 0;
+}
+
+/* Attempts: the mount family. */
+static int try_mount(pid_t p) { return result(mount("none", "/nonexistent/corral", "tmpfs", 0, NULL)); }
+static int try_umount2(pid_t p) { return result(umount2("/nonexistent/corral", 0)); }
+static int try_pivot_root(pid_t p) { return result(syscall(SYS_pivot_root, "/nonexistent", "/nonexistent")); }
+static int try_open_tree(pid_t p) { return result(syscall(TRIAL_NR_OPEN_TREE, AT_FDCWD, "/nonexistent", 0)); }
+static int try_move_mount(pid_t p) { return result(syscall(TRIAL_NR_MOVE_MOUNT, -1, "", -1, "", 0)); }
+static int try_fsopen(pid_t p) { return result(syscall(TRIAL_NR_FSOPEN, "corral-no-such-fs", 0)); }
+static int try_fsconfig(pid_t p) { return result(syscall(TRIAL_NR_FSCONFIG, -1, 0, NULL, NULL, 0)); }
+static int try_fsmount(pid_t p) { return result(syscall(TRIAL_NR_FSMOUNT, -1, 0, 0)); }
+static int try_fspick(pid_t p) { return result(syscall(TRIAL_NR_FSPICK, AT_FDCWD, "/nonexistent", 0)); }
+static int try_mount_setattr(pid_t p) { return result(syscall(TRIAL_NR_MOUNT_SETATTR, AT_FDCWD, "/nonexistent", 0, NULL, 0)); }
+static int try_open_tree_attr(pid_t p) { return result(syscall(TRIAL_NR_OPEN_TREE_ATTR, AT_FDCWD, "/nonexistent", 0, NULL, 0)); }
+
+static void test_mount_is_refused(void **s) { expect_refused(AS_ROOT, try_mount, EPERM); }
+static void test_umount2_is_refused(void **s) { expect_refused(AS_ROOT, try_umount2, EPERM); }
+static void test_pivot_root_is_refused(void **s) { expect_refused(AS_ROOT, try_pivot_root, EPERM); }
+static void test_open_tree_is_refused(void **s) { expect_refused(AS_NOBODY, try_open_tree, EPERM); }
+static void test_move_mount_is_refused(void **s) { expect_refused(AS_ROOT, try_move_mount, EPERM); }
+static void test_fsopen_is_refused(void **s) { expect_refused(AS_ROOT, try_fsopen, EPERM); }
+static void test_fsconfig_is_refused(void **s) { expect_refused(AS_NOBODY, try_fsconfig, EPERM); }
+static void test_fsmount_is_refused(void **s) { expect_refused(AS_ROOT, try_fsmount, EPERM); }
+static void test_fspick_is_refused(void **s) { expect_refused(AS_ROOT, try_fspick, EPERM); }
+static void test_mount_setattr_is_refused(void **s) { expect_refused(AS_NOBODY, try_mount_setattr, EPERM); }
+static void test_open_tree_attr_is_refused(void **s) { expect_refused(AS_NOBODY, try_open_tree_attr, EPERM); }
+
+/* Namespaces: THREATS "unshare -U, then remount" fails at the first step. */
+static int try_unshare_user(pid_t p) { return result(unshare(CLONE_NEWUSER)); }
+static int try_unshare_files(pid_t p) { return result(unshare(CLONE_FILES)); }
+static int try_setns(pid_t p) { return result(setns(-1, 0)); }
+
+/* clone() with FLAGS, fork-like; the child leaves at once. */
+static int
+clone_with(unsigned long flags)
+{
+	long pid = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	return result(pid);
+}
+
+static int try_clone_newuser(pid_t p) { return clone_with(CLONE_NEWUSER); }
+static int try_clone_newns(pid_t p) { return clone_with(CLONE_NEWNS); }
+static int try_clone_newnet(pid_t p) { return clone_with(CLONE_NEWNET); }
+static int try_clone3(pid_t p) { return result(syscall(TRIAL_NR_CLONE3, NULL, 0)); }
+
+static void test_unshare_user_namespace_is_refused(void **s) { expect_refused(AS_NOBODY, try_unshare_user, EPERM); }
+static void test_unshare_without_namespace_flags_is_refused(void **s) { expect_refused(AS_NOBODY, try_unshare_files, EPERM); }
+static void test_setns_is_refused(void **s) { expect_refused(AS_NOBODY, try_setns, EPERM); }
+static void test_clone_new_user_namespace_is_refused(void **s) { expect_refused(AS_NOBODY, try_clone_newuser, EPERM); }
+static void test_clone_new_mount_namespace_is_refused(void **s) { expect_refused(AS_ROOT, try_clone_newns, EPERM); }
+static void test_clone_new_net_namespace_is_refused(void **s) { expect_refused(AS_ROOT, try_clone_newnet, EPERM); }
+static void test_clone3_answers_enosys(void **s) { expect_refused(AS_NOBODY, try_clone3, ENOSYS); }
+
+/* Kernel surface. */
+static int try_bpf(pid_t p) { return result(syscall(SYS_bpf, 0xffff, NULL, 0)); }
+static int try_perf_event_open(pid_t p) { return result(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0)); }
+static int try_userfaultfd(pid_t p) { return result(syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY)); }
+static int try_keyctl(pid_t p) { return result(syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -2 /* process */, 0)); }
+static int try_add_key(pid_t p) { return result(syscall(SYS_add_key, NULL, NULL, NULL, 0, 0)); }
+static int try_request_key(pid_t p) { return result(syscall(SYS_request_key, NULL, NULL, NULL, 0)); }
+static int try_kexec_load(pid_t p) { return result(syscall(SYS_kexec_load, 0, 0, NULL, 0xdead0000UL)); }
+static int try_kexec_file_load(pid_t p) { return result(syscall(SYS_kexec_file_load, -1, -1, 0, NULL, 0xdead0000UL)); }
+static int try_init_module(pid_t p) { return result(syscall(SYS_init_module, NULL, 0, "")); }
+static int try_finit_module(pid_t p) { return result(syscall(SYS_finit_module, -1, "", 0)); }
+static int try_delete_module(pid_t p) { return result(syscall(SYS_delete_module, "corral_no_such_module", O_NONBLOCK)); }
+static int try_io_uring_setup(pid_t p) { return result(syscall(TRIAL_NR_IO_URING_SETUP, 1, NULL)); }
+static int try_io_uring_enter(pid_t p) { return result(syscall(TRIAL_NR_IO_URING_ENTER, -1, 0, 0, 0, NULL, 0)); }
+static int try_io_uring_register(pid_t p) { return result(syscall(TRIAL_NR_IO_URING_REGISTER, -1, 0, NULL, 0)); }
+
+static void test_bpf_is_refused(void **s) { expect_refused(AS_ROOT, try_bpf, EPERM); }
+static void test_perf_event_open_is_refused(void **s) { expect_refused(AS_NOBODY, try_perf_event_open, EPERM); }
+static void test_userfaultfd_is_refused(void **s) { expect_refused(AS_NOBODY, try_userfaultfd, EPERM); }
+static void test_keyctl_is_refused(void **s) { expect_refused(AS_NOBODY, try_keyctl, EPERM); }
+static void test_add_key_is_refused(void **s) { expect_refused(AS_NOBODY, try_add_key, EPERM); }
+static void test_request_key_is_refused(void **s) { expect_refused(AS_NOBODY, try_request_key, EPERM); }
+static void test_kexec_load_is_refused(void **s) { expect_refused(AS_ROOT, try_kexec_load, EPERM); }
+static void test_kexec_file_load_is_refused(void **s) { expect_refused(AS_ROOT, try_kexec_file_load, EPERM); }
+static void test_init_module_is_refused(void **s) { expect_refused(AS_ROOT, try_init_module, EPERM); }
+static void test_finit_module_is_refused(void **s) { expect_refused(AS_ROOT, try_finit_module, EPERM); }
+static void test_delete_module_is_refused(void **s) { expect_refused(AS_ROOT, try_delete_module, EPERM); }
+static void test_io_uring_setup_is_refused(void **s) { expect_refused(AS_NOBODY, try_io_uring_setup, EPERM); }
+static void test_io_uring_enter_is_refused(void **s) { expect_refused(AS_NOBODY, try_io_uring_enter, EPERM); }
+static void test_io_uring_register_is_refused(void **s) { expect_refused(AS_NOBODY, try_io_uring_register, EPERM); }
+
+/* Other processes: the parent is of the same uid, as corral-init is. */
+static int
+try_ptrace_attach(pid_t p)
+{
+	int status;
+
+	if (ptrace(PTRACE_ATTACH, p, NULL, NULL) == -1)
+		return errno;
+	waitpid(p, &status, __WALL);
+	ptrace(PTRACE_DETACH, p, NULL, NULL);
+	return 0;
+}
+
+static int
+try_process_vm_readv(pid_t p)
+{
+	int value = 0;
+	struct iovec local = { &value, sizeof(value) }, remote = { &g_value, sizeof(g_value) };
+
+	return result(process_vm_readv(p, &local, 1, &remote, 1, 0));
+}
+
+static int
+try_process_vm_writev(pid_t p)
+{
+	int value = g_value;
+	struct iovec local = { &value, sizeof(value) }, remote = { &g_value, sizeof(g_value) };
+
+	return result(process_vm_writev(p, &local, 1, &remote, 1, 0));
+}
+
+static int
+try_pidfd_getfd(pid_t p)
+{
+	long pidfd = syscall(TRIAL_NR_PIDFD_OPEN, p, 0);
+
+	if (pidfd == -1)
+		return 20000 + errno;
+	return result(syscall(TRIAL_NR_PIDFD_GETFD, pidfd, 0, 0));
+}
+
+static int
+try_prlimit_parent(pid_t p)
+{
+	struct rlimit old;
+
+	return result(prlimit(p, RLIMIT_NOFILE, NULL, &old));
+}
+
+static int try_prlimit_init(pid_t p) { return try_prlimit_parent(1); }
+
+static int
+try_setpriority_parent(pid_t p)
+{
+	int nice_value;
+
+	errno = 0;
+	nice_value = getpriority(PRIO_PROCESS, (id_t)p);
+	if (errno != 0)
+		return 20000 + errno;
+	return result(setpriority(PRIO_PROCESS, (id_t)p, nice_value));
+}
+
+static int
+try_setpriority_user(pid_t p)
+{
+	errno = 0;
+	return result(setpriority(PRIO_USER, 0, getpriority(PRIO_PROCESS, 0)));
+}
+
+static int
+try_sched_setaffinity_parent(pid_t p)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(p, sizeof(set), &set) == -1)
+		return 20000 + errno;
+	return result(sched_setaffinity(p, sizeof(set), &set));
+}
+
+static int
+try_sched_setscheduler_parent(pid_t p)
+{
+	struct sched_param param = { .sched_priority = 0 };
+
+	return result(sched_setscheduler(p, SCHED_OTHER, &param));
+}
+
+static int try_ioprio_set_parent(pid_t p) { return result(syscall(SYS_ioprio_set, TRIAL_IOPRIO_WHO_PROCESS, p, TRIAL_IOPRIO_BE_4)); }
+
+static void test_ptrace_attach_to_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_ptrace_attach, EPERM); }
+static void test_process_vm_readv_is_refused(void **s) { expect_refused(AS_NOBODY, try_process_vm_readv, EPERM); }
+static void test_process_vm_writev_is_refused(void **s) { expect_refused(AS_NOBODY, try_process_vm_writev, EPERM); }
+static void test_pidfd_getfd_is_refused(void **s) { expect_refused(AS_NOBODY, try_pidfd_getfd, EPERM); }
+static void test_prlimit_on_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_prlimit_parent, EPERM); }
+static void test_prlimit_on_pid_1_is_refused(void **s) { expect_refused(AS_ROOT, try_prlimit_init, EPERM); }
+static void test_setpriority_on_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_setpriority_parent, EPERM); }
+static void test_setpriority_on_a_user_is_refused(void **s) { expect_refused(AS_NOBODY, try_setpriority_user, EPERM); }
+static void test_sched_setaffinity_on_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_sched_setaffinity_parent, EPERM); }
+static void test_sched_setscheduler_on_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_sched_setscheduler_parent, EPERM); }
+static void test_ioprio_set_on_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_ioprio_set_parent, EPERM); }
+
+/* Code from no file: a memfd holding /bin/true, run by descriptor. */
+static int
+try_execveat_memfd(pid_t p)
+{
+	static char buf[TRIAL_EXEC_MAX_BYTES];
+	char *argv[] = { g_true_name, NULL }, *envp[] = { NULL };
+	int in, fd;
+	ssize_t n;
+
+	in = open("/bin/true", O_RDONLY | O_CLOEXEC);
+	fd = memfd_create("corral-test", MFD_CLOEXEC);
+	if (in == -1 || fd == -1)
+		return 20000 + errno;
+	n = read(in, buf, sizeof(buf));
+	if (n <= 0 || write(fd, buf, (size_t)n) != n)
+		return 20000 + EIO;
+	return result(syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH));
+}
+
+static void
+test_execveat_of_a_memfd_is_refused(void **s)
+{
+	struct outcome c;
+
+	expect_refused(AS_NOBODY, try_execveat_memfd, EPERM);
+	need_trial(AS_NOBODY);
+	/* Without the filter the memfd really runs: /bin/true exits 0. */
+	c = trial(AS_NOBODY, try_execveat_memfd, 0);
+	assert_false(c.reported);
+	assert_true(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+}
+
+/* Terminal injection, on a pipe: the filter reads the request number only,
+ * and the kernel would answer ENOTTY. */
+static int
+ioctl_on_pipe(unsigned long request)
+{
+	int fds[2], rc;
+	char c = 'x';
+
+	if (pipe(fds) == -1)
+		return 20000 + errno;
+	rc = result(syscall(SYS_ioctl, fds[0], request, &c));
+	close(fds[0]);
+	close(fds[1]);
+	return rc;
+}
+
+static int try_tiocsti(pid_t p) { return ioctl_on_pipe(TIOCSTI); }
+static int try_tiocsti_high_bits(pid_t p) { return ioctl_on_pipe(TRIAL_TIOCSTI_HIGH); }
+static int try_tioclinux(pid_t p) { return ioctl_on_pipe(TIOCLINUX); }
+static int try_fionread(pid_t p) { int n = 0, fds[2]; if (pipe(fds) == -1) return errno; return result(ioctl(fds[0], FIONREAD, &n)); }
+
+static void test_ioctl_tiocsti_is_refused(void **s) { expect_refused(AS_NOBODY, try_tiocsti, EPERM); }
+static void test_ioctl_tiocsti_with_high_bits_is_refused(void **s) { expect_refused(AS_NOBODY, try_tiocsti_high_bits, EPERM); }
+static void test_ioctl_tioclinux_is_refused(void **s) { expect_refused(AS_NOBODY, try_tioclinux, EPERM); }
+static void test_other_ioctls_still_work(void **s) { expect_allowed(try_fionread); }
+
+/* Sockets: 0 when made (and closed), else the errno. */
+static int
+socket_with(unsigned long family, unsigned long type, unsigned long protocol)
+{
+	long fd = syscall(SYS_socket, family, type, protocol);
+
+	if (fd == -1)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+static int try_af_packet(pid_t p) { return socket_with(AF_PACKET, SOCK_RAW, 0); }
+static int try_af_packet_high_bits(pid_t p) { return socket_with(0x100000000UL | AF_PACKET, SOCK_RAW, 0); }
+static int try_netlink_audit(pid_t p) { return socket_with(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT); }
+static int try_netlink_audit_high_bits(pid_t p) { return socket_with(0x100000000UL | AF_NETLINK, SOCK_RAW, NETLINK_AUDIT); }
+static int try_inet_raw(pid_t p) { return socket_with(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_ICMP); }
+static int try_inet6_raw(pid_t p) { return socket_with(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6); }
+static int try_inet_packet(pid_t p) { return socket_with(AF_INET, SOCK_PACKET, 0); }
+static int try_inet_stream(pid_t p) { return socket_with(AF_INET, SOCK_STREAM, 0); }
+static int try_inet6_dgram(pid_t p) { return socket_with(AF_INET6, SOCK_DGRAM, 0); }
+static int try_unix_stream(pid_t p) { return socket_with(AF_UNIX, SOCK_STREAM, 0); }
+static int try_netlink_route(pid_t p) { return socket_with(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE); }
+
+static void test_af_packet_socket_is_refused(void **s) { expect_refused(AS_ROOT, try_af_packet, EAFNOSUPPORT); }
+static void test_af_packet_socket_with_high_bits_is_refused(void **s) { expect_refused(AS_ROOT, try_af_packet_high_bits, EAFNOSUPPORT); }
+static void test_netlink_audit_socket_is_refused(void **s) { expect_refused(AS_NOBODY, try_netlink_audit, EPERM); }
+static void test_netlink_audit_with_high_bits_is_refused(void **s) { expect_refused(AS_NOBODY, try_netlink_audit_high_bits, EPERM); }
+static void test_raw_inet_socket_is_refused(void **s) { expect_refused(AS_ROOT, try_inet_raw, EPERM); }
+static void test_raw_inet6_socket_is_refused(void **s) { expect_refused(AS_ROOT, try_inet6_raw, EPERM); }
+static void test_packet_type_inet_socket_is_refused(void **s) { expect_refused(AS_ROOT, try_inet_packet, EPERM); }
+static void test_inet_stream_socket_works(void **s) { expect_allowed(try_inet_stream); }
+static void test_inet6_datagram_socket_works(void **s) { expect_allowed(try_inet6_dgram); }
+static void test_unix_socket_works(void **s) { expect_allowed(try_unix_stream); }
+static void test_netlink_route_socket_works(void **s) { expect_allowed(try_netlink_route); }
+
+/* Host-wide state. */
+static int try_acct(pid_t p) { return result(acct("/nonexistent/corral")); }
+static int try_swapon(pid_t p) { return result(syscall(SYS_swapon, "/nonexistent/corral", 0)); }
+static int try_swapoff(pid_t p) { return result(syscall(SYS_swapoff, "/nonexistent/corral")); }
+static int try_reboot(pid_t p) { return result(syscall(SYS_reboot, 0, 0, 0, NULL)); /* bad magic */ }
+static int try_settimeofday(pid_t p) { return result(syscall(SYS_settimeofday, NULL, NULL)); }
+static int try_clock_settime(pid_t p) { struct timespec t = { 1, 0 }; return result(clock_settime(CLOCK_MONOTONIC, &t)); }
+static int try_adjtimex(pid_t p) { struct timex t = { .modes = 0 }; return result(adjtimex(&t)); }
+static int try_clock_adjtime(pid_t p) { struct timex t = { .modes = 0 }; return result(clock_adjtime(CLOCK_REALTIME, &t)); }
+static int try_syslog(pid_t p) { return result(syscall(SYS_syslog, 10 /* SIZE_BUFFER */, NULL, 0)); }
+static int try_quotactl(pid_t p) { int f; return result(syscall(SYS_quotactl, TRIAL_QCMD_GETFMT_USER, "/nonexistent", 0, &f)); }
+static int try_quotactl_fd(pid_t p) { return result(syscall(TRIAL_NR_QUOTACTL_FD, -1, 0, 0, NULL)); }
+static int try_vhangup(pid_t p) { setsid(); return result(vhangup()); }
+static int try_lookup_dcookie(pid_t p) { return result(syscall(SYS_lookup_dcookie, 0, NULL, 0)); }
+static int try_personality_exec(pid_t p) { return result(personality(READ_IMPLIES_EXEC)); }
+
+static int
+try_name_to_handle_at(pid_t p)
+{
+	struct file_handle fh = { .handle_bytes = 0 };
+	int mount_id;
+
+	return result(name_to_handle_at(AT_FDCWD, "/", &fh, &mount_id, 0));
+}
+
+static int
+try_open_by_handle_at(pid_t p)
+{
+	struct file_handle fh = { .handle_bytes = 0 };
+
+	return result(open_by_handle_at(-1, &fh, O_RDONLY));
+}
+
+static void test_acct_is_refused(void **s) { expect_refused(AS_ROOT, try_acct, EPERM); }
+static void test_swapon_is_refused(void **s) { expect_refused(AS_ROOT, try_swapon, EPERM); }
+static void test_swapoff_is_refused(void **s) { expect_refused(AS_ROOT, try_swapoff, EPERM); }
+static void test_reboot_is_refused(void **s) { expect_refused(AS_ROOT, try_reboot, EPERM); }
+static void test_settimeofday_is_refused(void **s) { expect_refused(AS_ROOT, try_settimeofday, EPERM); }
+static void test_clock_settime_is_refused(void **s) { expect_refused(AS_ROOT, try_clock_settime, EPERM); }
+static void test_adjtimex_is_refused(void **s) { expect_refused(AS_NOBODY, try_adjtimex, EPERM); }
+static void test_clock_adjtime_is_refused(void **s) { expect_refused(AS_NOBODY, try_clock_adjtime, EPERM); }
+static void test_syslog_is_refused(void **s) { expect_refused(AS_ROOT, try_syslog, EPERM); }
+static void test_quotactl_is_refused(void **s) { expect_refused(AS_NOBODY, try_quotactl, EPERM); }
+static void test_quotactl_fd_is_refused(void **s) { expect_refused(AS_NOBODY, try_quotactl_fd, EPERM); }
+static void test_vhangup_is_refused(void **s) { expect_refused(AS_ROOT, try_vhangup, EPERM); }
+static void test_lookup_dcookie_is_refused(void **s) { expect_refused(AS_NOBODY, try_lookup_dcookie, EPERM); }
+static void test_name_to_handle_at_is_refused(void **s) { expect_refused(AS_NOBODY, try_name_to_handle_at, EPERM); }
+static void test_open_by_handle_at_is_refused(void **s) { expect_refused(AS_ROOT, try_open_by_handle_at, EPERM); }
+static void test_personality_read_implies_exec_is_refused(void **s) { expect_refused(AS_NOBODY, try_personality_exec, EPERM); }
+
+/* Another architecture's calls. */
+static int
+try_i386_getpid(pid_t p)
+{
+	long rc;
+
+	__asm__ volatile("int $0x80" : "=a"(rc) : "a"(TRIAL_I386_NR_GETPID)
+	    : "memory", "r8", "r9", "r10", "r11");
+	return rc < 0 ? (int)-rc : 0;
+}
+
+static int try_x32_getpid(pid_t p) { return result(syscall(TRIAL_X32_BIT | SYS_getpid)); }
+
+static void test_i386_call_kills(void **s) { expect_killed(try_i386_getpid); }
+static void test_x32_call_kills(void **s) { expect_killed(try_x32_getpid); }
+
+/* Numbers above the highest the filter knows fail safely, not fatally. */
+static int try_nr_470(pid_t p) { return result(syscall(470)); }
+static int try_nr_1000(pid_t p) { return result(syscall(1000)); }
+static int try_nr_below_x32(pid_t p) { return result(syscall(TRIAL_X32_BIT - 1)); }
+
+static void
+expect_enosys(attempt_fn fn)
+{
+	struct outcome f;
+
+	need_trial(AS_NOBODY);
+	f = trial(AS_NOBODY, fn, 1);
+	assert_true(f.reported);
+	assert_int_equal(f.err, ENOSYS);
+}
+
+static void test_number_470_answers_enosys(void **s) { expect_enosys(try_nr_470); }
+static void test_number_1000_answers_enosys(void **s) { expect_enosys(try_nr_1000); }
+static void test_highest_non_x32_number_answers_enosys(void **s) { expect_enosys(try_nr_below_x32); }
+
+/* What a workload still does. */
+static int
+wait_ok(pid_t pid)
+{
+	int status;
+
+	if (pid == -1 || waitpid(pid, &status, 0) != pid)
+		return 20000 + errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 30000 + status;
+}
+
+static int
+try_fork_exec_true(pid_t p)
+{
+	char *argv[] = { g_true_name, NULL };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv("/bin/true", argv);
+		_exit(127);
+	}
+	return wait_ok(pid);
+}
+
+static int
+try_posix_spawn_true(pid_t p)
+{
+	char *argv[] = { g_true_name, NULL }, *envp[] = { NULL };
+	pid_t pid;
+	int rc = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, envp);
+
+	return rc != 0 ? rc : wait_ok(pid);
+}
+
+static void *
+thread_main(void *arg)
+{
+	*(int *)arg = 1;
+	return NULL;
+}
+
+static int
+try_pthread(pid_t p)
+{
+	pthread_t t;
+	int ran = 0, rc = pthread_create(&t, NULL, thread_main, &ran);
+
+	if (rc != 0)
+		return rc;
+	pthread_join(t, NULL);
+	return ran ? 0 : 30000;
+}
+
+static int
+try_prlimit_self(pid_t p)
+{
+	struct rlimit lim;
+
+	if (prlimit(0, RLIMIT_NOFILE, NULL, &lim) == -1)
+		return errno;
+	return result(prlimit(getpid(), RLIMIT_NOFILE, &lim, NULL));
+}
+
+static int
+try_memfd(pid_t p)
+{
+	char out[4] = { 0 };
+	int fd = memfd_create("corral-test", MFD_CLOEXEC);
+
+	if (fd == -1 || write(fd, "abc", 3) != 3 || pread(fd, out, 3, 0) != 3)
+		return 20000 + errno;
+	return strcmp(out, "abc") == 0 ? 0 : 30000;
+}
+
+static int try_nice_self(pid_t p) { return result(setpriority(PRIO_PROCESS, 0, getpriority(PRIO_PROCESS, 0))); }
+static int try_affinity_self(pid_t p) { cpu_set_t set; sched_getaffinity(0, sizeof(set), &set); return result(sched_setaffinity(0, sizeof(set), &set)); }
+static int try_personality_query(pid_t p) { return personality(0xffffffff) == -1 ? errno : 0; }
+
+/* A workload may narrow itself further: filters only add. */
+static int
+try_own_filter(pid_t p)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc;
+
+	if (ctx == NULL)
+		return 30000;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(getppid), 0);
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc != 0)
+		return -rc;
+	return syscall(SYS_getppid) == -1 && errno == EACCES ? 0 : 30001;
+}
+
+static void test_fork_and_exec_work(void **s) { expect_allowed(try_fork_exec_true); }
+static void test_posix_spawn_works(void **s) { expect_allowed(try_posix_spawn_true); }
+static void test_threads_work(void **s) { expect_allowed(try_pthread); }
+static void test_prlimit_on_self_works(void **s) { expect_allowed(try_prlimit_self); }
+static void test_memfd_without_exec_works(void **s) { expect_allowed(try_memfd); }
+static void test_setpriority_on_self_works(void **s) { expect_allowed(try_nice_self); }
+static void test_sched_setaffinity_on_self_works(void **s) { expect_allowed(try_affinity_self); }
+static void test_personality_query_works(void **s) { expect_allowed(try_personality_query); }
+static void test_a_workload_can_add_its_own_filter(void **s) { expect_allowed(try_own_filter); }
+
+static void
+test_seccomp_is_available_here(void **s)
+{
+	const char *missing;
+
+	need_trial(AS_NOBODY);
+	missing = seccomp_unavailable();
+	assert_null(missing);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seccomp_is_available_here),
+		cmocka_unit_test(test_mount_is_refused),
+		cmocka_unit_test(test_umount2_is_refused),
+		cmocka_unit_test(test_pivot_root_is_refused),
+		cmocka_unit_test(test_open_tree_is_refused),
+		cmocka_unit_test(test_move_mount_is_refused),
+		cmocka_unit_test(test_fsopen_is_refused),
+		cmocka_unit_test(test_fsconfig_is_refused),
+		cmocka_unit_test(test_fsmount_is_refused),
+		cmocka_unit_test(test_fspick_is_refused),
+		cmocka_unit_test(test_mount_setattr_is_refused),
+		cmocka_unit_test(test_open_tree_attr_is_refused),
+		cmocka_unit_test(test_unshare_user_namespace_is_refused),
+		cmocka_unit_test(test_unshare_without_namespace_flags_is_refused),
+		cmocka_unit_test(test_setns_is_refused),
+		cmocka_unit_test(test_clone_new_user_namespace_is_refused),
+		cmocka_unit_test(test_clone_new_mount_namespace_is_refused),
+		cmocka_unit_test(test_clone_new_net_namespace_is_refused),
+		cmocka_unit_test(test_clone3_answers_enosys),
+		cmocka_unit_test(test_bpf_is_refused),
+		cmocka_unit_test(test_perf_event_open_is_refused),
+		cmocka_unit_test(test_userfaultfd_is_refused),
+		cmocka_unit_test(test_keyctl_is_refused),
+		cmocka_unit_test(test_add_key_is_refused),
+		cmocka_unit_test(test_request_key_is_refused),
+		cmocka_unit_test(test_kexec_load_is_refused),
+		cmocka_unit_test(test_kexec_file_load_is_refused),
+		cmocka_unit_test(test_init_module_is_refused),
+		cmocka_unit_test(test_finit_module_is_refused),
+		cmocka_unit_test(test_delete_module_is_refused),
+		cmocka_unit_test(test_io_uring_setup_is_refused),
+		cmocka_unit_test(test_io_uring_enter_is_refused),
+		cmocka_unit_test(test_io_uring_register_is_refused),
+		cmocka_unit_test(test_ptrace_attach_to_parent_is_refused),
+		cmocka_unit_test(test_process_vm_readv_is_refused),
+		cmocka_unit_test(test_process_vm_writev_is_refused),
+		cmocka_unit_test(test_pidfd_getfd_is_refused),
+		cmocka_unit_test(test_prlimit_on_parent_is_refused),
+		cmocka_unit_test(test_prlimit_on_pid_1_is_refused),
+		cmocka_unit_test(test_setpriority_on_parent_is_refused),
+		cmocka_unit_test(test_setpriority_on_a_user_is_refused),
+		cmocka_unit_test(test_sched_setaffinity_on_parent_is_refused),
+		cmocka_unit_test(test_sched_setscheduler_on_parent_is_refused),
+		cmocka_unit_test(test_ioprio_set_on_parent_is_refused),
+		cmocka_unit_test(test_execveat_of_a_memfd_is_refused),
+		cmocka_unit_test(test_ioctl_tiocsti_is_refused),
+		cmocka_unit_test(test_ioctl_tiocsti_with_high_bits_is_refused),
+		cmocka_unit_test(test_ioctl_tioclinux_is_refused),
+		cmocka_unit_test(test_other_ioctls_still_work),
+		cmocka_unit_test(test_af_packet_socket_is_refused),
+		cmocka_unit_test(test_af_packet_socket_with_high_bits_is_refused),
+		cmocka_unit_test(test_netlink_audit_socket_is_refused),
+		cmocka_unit_test(test_netlink_audit_with_high_bits_is_refused),
+		cmocka_unit_test(test_raw_inet_socket_is_refused),
+		cmocka_unit_test(test_raw_inet6_socket_is_refused),
+		cmocka_unit_test(test_packet_type_inet_socket_is_refused),
+		cmocka_unit_test(test_inet_stream_socket_works),
+		cmocka_unit_test(test_inet6_datagram_socket_works),
+		cmocka_unit_test(test_unix_socket_works),
+		cmocka_unit_test(test_netlink_route_socket_works),
+		cmocka_unit_test(test_acct_is_refused),
+		cmocka_unit_test(test_swapon_is_refused),
+		cmocka_unit_test(test_swapoff_is_refused),
+		cmocka_unit_test(test_reboot_is_refused),
+		cmocka_unit_test(test_settimeofday_is_refused),
+		cmocka_unit_test(test_clock_settime_is_refused),
+		cmocka_unit_test(test_adjtimex_is_refused),
+		cmocka_unit_test(test_clock_adjtime_is_refused),
+		cmocka_unit_test(test_syslog_is_refused),
+		cmocka_unit_test(test_quotactl_is_refused),
+		cmocka_unit_test(test_quotactl_fd_is_refused),
+		cmocka_unit_test(test_vhangup_is_refused),
+		cmocka_unit_test(test_lookup_dcookie_is_refused),
+		cmocka_unit_test(test_name_to_handle_at_is_refused),
+		cmocka_unit_test(test_open_by_handle_at_is_refused),
+		cmocka_unit_test(test_personality_read_implies_exec_is_refused),
+		cmocka_unit_test(test_i386_call_kills),
+		cmocka_unit_test(test_x32_call_kills),
+		cmocka_unit_test(test_number_470_answers_enosys),
+		cmocka_unit_test(test_number_1000_answers_enosys),
+		cmocka_unit_test(test_highest_non_x32_number_answers_enosys),
+		cmocka_unit_test(test_fork_and_exec_work),
+		cmocka_unit_test(test_posix_spawn_works),
+		cmocka_unit_test(test_threads_work),
+		cmocka_unit_test(test_prlimit_on_self_works),
+		cmocka_unit_test(test_memfd_without_exec_works),
+		cmocka_unit_test(test_setpriority_on_self_works),
+		cmocka_unit_test(test_sched_setaffinity_on_self_works),
+		cmocka_unit_test(test_personality_query_works),
+		cmocka_unit_test(test_a_workload_can_add_its_own_filter),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
