@@ -54,6 +54,7 @@ struct ledger {
 	uint64_t enqueued_total;        /* bytes ever queued */
 	uint64_t written_total;         /* bytes ever written (or dropped at close) */
 	bool reopen_wanted;
+	unsigned flush_waiters;          /* ledger_flush() callers waiting: write at once */
 	uint64_t reopen_mark;           /* enqueued_total when ledger_reopen() was called */
 	bool failed;                    /* the last write failed */
 	bool stopping;
@@ -398,8 +399,11 @@ ledger_flush(struct ledger *l)
 
 	pthread_mutex_lock(&l->mu);
 	target = l->enqueued_total;
+	l->flush_waiters++;
+	pthread_cond_signal(&l->wake);
 	while (l->written_total < target && !l->failed)
 		pthread_cond_wait(&l->progress, &l->mu);
+	l->flush_waiters--;
 	pthread_mutex_unlock(&l->mu);
 }
 
@@ -532,19 +536,26 @@ ledger_writer_step(struct ledger *l)
 	return n > 0 ? 0 : -1;
 }
 
-/* Waits LEDGER_RETRY_MS, less when ledger_reopen() or ledger_close() wakes
- * the writer; with the mutex held. */
+/* Waits MS milliseconds on the writer's wake-up condition, with the mutex held. */
 static void
-ledger_wait_retry(struct ledger *l)
+ledger_wait_ms(struct ledger *l, int64_t ms)
 {
 	struct timespec deadline;
 	int64_t ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	ns = deadline.tv_nsec + LEDGER_RETRY_MS * LEDGER_NS_PER_MS;
+	ns = deadline.tv_nsec + ms * LEDGER_NS_PER_MS;
 	deadline.tv_sec += (time_t)(ns / LEDGER_NS_PER_S);
 	deadline.tv_nsec = (long)(ns % LEDGER_NS_PER_S);
 	pthread_cond_timedwait(&l->wake, &l->mu, &deadline);
+}
+
+/* Waits LEDGER_RETRY_MS, less when ledger_reopen() or ledger_close() wakes
+ * the writer; with the mutex held. */
+static void
+ledger_wait_retry(struct ledger *l)
+{
+	ledger_wait_ms(l, LEDGER_RETRY_MS);
 }
 
 /* At close, when the last write failed: drops what is left, saying how much. */
@@ -570,6 +581,11 @@ ledger_writer_main(void *arg)
 	for (;;) {
 		while (!ledger_writer_has_work(l))
 			pthread_cond_wait(&l->wake, &l->mu);
+		/* Gather more lines before writing, unless someone waits: one
+		 * write and one wake-up serve many connections. */
+		if (!l->stopping && !l->reopen_wanted && l->batch_len == 0 &&
+		    l->flush_waiters == 0 && l->queued < LEDGER_QUEUE_MAX_BYTES / 4)
+			ledger_wait_ms(l, LEDGER_BATCH_DELAY_MS);
 		if (l->stopping && l->queued == 0 && l->batch_len == 0)
 			break;
 		if (ledger_writer_step(l) == 0)

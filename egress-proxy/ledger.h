@@ -18,6 +18,7 @@ struct ledger;
 #define LEDGER_QUEUE_RESERVE_BYTES (512u * 1024)
 #define LEDGER_RECORD_MAX_BYTES 8192                    /* one line, newline included */
 #define LEDGER_RETRY_MS 1000                            /* between attempts after a write error */
+#define LEDGER_BATCH_DELAY_MS 5                         /* the writer gathers lines this long before a write */
 
 /* Each string field is cut, at a character boundary, so that its escaped
  * form (quotes not counted) takes at most this many bytes; the caps add up

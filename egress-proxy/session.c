@@ -267,23 +267,26 @@ session_on_relay_done(enum relay_end end, void *arg)
 }
 
 /* Appends what the client sent, up to CAP bytes in all: the count read,
- * 0 when nothing was there, -1 on error or end of file, -2 at the cap. */
+ * 0 when nothing was there, -1 on error or end of file, -2 at the cap.
+ * The bytes land in the loop's scratch buffer first and S keeps only what
+ * came, so a waiting client costs no more memory than it sent. */
 static ssize_t
 session_read_client(struct session *s, size_t cap)
 {
-	ssize_t n;
+	char *scratch = session_proxy(s)->scratch;
+	size_t room = cap - s->in_len;
 	uint8_t *grown;
+	ssize_t n;
 
 	if (s->in_len >= cap)
 		return -2;
-	if ((grown = realloc(s->in, cap)) == NULL)
-		return -1;
-	s->in = grown;
-	n = recv(s->client_fd, s->in + s->in_len, cap - s->in_len, 0);
+	n = recv(s->client_fd, scratch, room < RELAY_CHUNK_BYTES ? room : RELAY_CHUNK_BYTES, 0);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
-	if (n == 0)
+	if (n == 0 || (grown = realloc(s->in, s->in_len + (size_t)n)) == NULL)
 		return -1;
+	memcpy(grown + s->in_len, scratch, (size_t)n);
+	s->in = grown;
 	s->in_len += (size_t)n;
 	return n;
 }
@@ -348,6 +351,8 @@ session_sni_mismatch(struct session *s)
 static void
 session_after_sni(struct session *s, bool ok)
 {
+	tls_reader_free(s->hello);
+	s->hello = NULL;
 	if (ok)
 		session_release_client(s);
 	else
@@ -421,6 +426,19 @@ session_on_sniff(evutil_socket_t fd, short what, void *arg)
 		session_after_sni(s, ok);
 }
 
+/* Forgets the first HEAD_LEN bytes the client sent (its request head),
+ * keeping what followed; an idle tunnel then holds no buffer at all. */
+static void
+session_drop_head(struct session *s, size_t head_len)
+{
+	memmove(s->in, s->in + head_len, s->in_len - head_len);
+	s->in_len -= head_len;
+	if (s->in_len == 0) {
+		free(s->in);
+		s->in = NULL;
+	}
+}
+
 /* Plain HTTP is one request per connection: the client may send its
  * body (CONTENT_LENGTH bytes after the head, HEAD_BYTES of which are still
  * in S->in with the body's start) and nothing after it. */
@@ -460,8 +478,7 @@ session_forward_head(struct session *s)
 	if (relay_push_upstream(s->relay, line, (size_t)n) == -1)
 		return -1;
 	/* What followed the head (a body) goes after it, and nothing more. */
-	memmove(s->in, s->in + req->head_len, s->in_len - req->head_len);
-	s->in_len -= req->head_len;
+	session_drop_head(s, req->head_len);
 	session_limit_body(s, req, 0);
 	return 0;
 }
@@ -497,10 +514,8 @@ session_on_connected(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	/* The client's bytes after CONNECT are its ClientHello, if any. */
-	if (s->req != NULL) {
-		memmove(s->in, s->in + s->req->head_len, s->in_len - s->req->head_len);
-		s->in_len -= s->req->head_len;
-	}
+	if (s->req != NULL)
+		session_drop_head(s, s->req->head_len);
 	session_enter_relay(s, s->sni_check);
 }
 
@@ -917,6 +932,9 @@ session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *pee
 	}
 	event_add(s->client_ev, NULL);
 	session_arm_timer(s, p->limits.handshake_timeout_ms);
+	/* Clients send their request right after connecting: read it now
+	 * rather than a pass of the loop later. */
+	session_on_client_read(fd, EV_READ, s);
 }
 
 bool
