@@ -101,7 +101,7 @@ struct raw_config {
 	const struct yamltree_node *egress, *allow_cidrs, *connect_timeout, *idle_timeout;
 	const struct yamltree_node *tunnels_per_sandbox, *handshake_timeout, *header_max, *tunnels;
 	const struct yamltree_node *credentials;
-	const struct yamltree_node *host_proxy, *listen, *policy, *profile, *cgroup;
+	const struct yamltree_node *host_proxy, *listen, *transparent, *policy, *profile, *cgroup;
 	struct raw_credential *creds;
 	size_t ncreds;
 };
@@ -142,6 +142,7 @@ static const struct yamltree_field config_egress_fields[] = {
 
 static const struct yamltree_field config_host_proxy_fields[] = {
 	{ "listen", YAMLTREE_SCALAR, RAW(listen), false, NULL },
+	{ "transparent", YAMLTREE_SCALAR, RAW(transparent), false, NULL },
 	{ "policy", YAMLTREE_SCALAR, RAW(policy), false, NULL },
 	{ "profile", YAMLTREE_SCALAR, RAW(profile), false, NULL },
 	{ "cgroup", YAMLTREE_SCALAR, RAW(cgroup), false, NULL },
@@ -783,9 +784,10 @@ config_loopback(const struct config_hostport *hp)
 	return memcmp(hp->addr, v6_loopback, sizeof(v6_loopback)) == 0;
 }
 
-/* host_proxy.listen: ADDRESS:PORT on loopback (port 0: the kernel picks). */
+/* host_proxy.KEY: ADDRESS:PORT on loopback (port 0: the kernel picks), into *OUT. */
 static void
-config_listen(struct yamltree_ctx *ctx, const struct yamltree_node *n, struct config *cfg)
+config_listen(struct yamltree_ctx *ctx, const struct yamltree_node *n, const char *key,
+    char **out)
 {
 	struct config_hostport hp;
 	struct yamltree_quoted q;
@@ -794,19 +796,19 @@ config_listen(struct yamltree_ctx *ctx, const struct yamltree_node *n, struct co
 	if (why == NULL && hp.port < 0)
 		why = "has no port (e.g. 127.0.0.1:3128)";
 	if (why != NULL) {
-		yamltree_error_at(ctx, n, "host_proxy.listen '%s' %s (expected 127.0.0.1:PORT or [::1]:PORT)",
-		    yamltree_quote(n->text, &q), why);
+		yamltree_error_at(ctx, n, "host_proxy.%s '%s' %s (expected 127.0.0.1:PORT or [::1]:PORT)",
+		    key, yamltree_quote(n->text, &q), why);
 		return;
 	}
 	/* Host mode has no sandbox and no fence: every client that can reach
 	 * the listener uses the host's policy, so only the host's own
 	 * processes may reach it. */
 	if (!config_loopback(&hp)) {
-		yamltree_error_at(ctx, n, "host_proxy.listen '%s' is not a loopback address: host mode serves loopback only (127.0.0.0/8 or [::1])",
-		    yamltree_quote(n->text, &q));
+		yamltree_error_at(ctx, n, "host_proxy.%s '%s' is not a loopback address: host mode serves loopback only (127.0.0.0/8 or [::1])",
+		    key, yamltree_quote(n->text, &q));
 		return;
 	}
-	config_set(ctx, &cfg->host_proxy.listen, n->text);
+	config_set(ctx, out, n->text);
 }
 
 /* host_proxy.cgroup: an absolute path in the cgroup v2 hierarchy. */
@@ -844,7 +846,9 @@ config_host_proxy(struct yamltree_ctx *ctx, const struct raw_config *raw, struct
 		return;
 	cfg->host_proxy.enabled = true;
 	if (raw->listen != NULL)
-		config_listen(ctx, raw->listen, cfg);
+		config_listen(ctx, raw->listen, "listen", &cfg->host_proxy.listen);
+	if (raw->transparent != NULL)
+		config_listen(ctx, raw->transparent, "transparent", &cfg->host_proxy.transparent);
 	if (raw->profile != NULL)
 		config_profile(ctx, raw->profile, cfg);
 	config_cgroup_place(ctx, raw->cgroup, cfg);
@@ -937,6 +941,7 @@ config_free(struct config *c)
 	}
 	free(c->credentials);
 	free(c->host_proxy.listen);
+	free(c->host_proxy.transparent);
 	free(c->host_proxy.policy);
 	free(c->host_proxy.profile);
 	free(c->host_proxy.cgroup);

@@ -94,6 +94,31 @@ daemon_loopback_net(int family, struct sockaddr_storage *net, unsigned *prefix)
 	}
 }
 
+/* The transparent listener of host mode, for connections an nftables
+ * rule of the operator's redirects. Bound to loopback, it can only be
+ * reached by the host's own processes, whatever their source address. */
+static int
+daemon_host_transparent_start(struct daemon *d)
+{
+	const char *where = d->cfg->host_proxy.transparent;
+	struct sockaddr_storage sa, any = { 0 };
+	socklen_t len;
+
+	if (daemon_parse_listen(where, &sa, &len) == -1) {
+		log_error("host_proxy.transparent %s: not ADDRESS:PORT", where);
+		return -1;
+	}
+	any.ss_family = sa.ss_family;
+	if (proxy_tenant_listen_transparent(d->host, (struct sockaddr *)&sa, len,
+	    (struct sockaddr *)&any, 0) == -1) {
+		log_error("host proxy: cannot listen on %s: %s", where, strerror(errno));
+		return -1;
+	}
+	log_info("host proxy: transparent listener on %s, port %u", where,
+	    proxy_tenant_transparent_port(d->host));
+	return 0;
+}
+
 int
 daemon_host_proxy_start(struct daemon *d)
 {
@@ -122,7 +147,7 @@ daemon_host_proxy_start(struct daemon *d)
 	}
 	log_info("host proxy listening on %s, port %u", d->cfg->host_proxy.listen,
 	    proxy_tenant_connect_port(d->host));
-	return 0;
+	return d->cfg->host_proxy.transparent != NULL ? daemon_host_transparent_start(d) : 0;
 }
 
 void

@@ -139,6 +139,7 @@ assert_defaults(const struct config *c)
 	assert_string_equal(c->host_proxy.profile, "strict");
 	assert_null(c->host_proxy.policy);
 	assert_null(c->host_proxy.cgroup);
+	assert_null(c->host_proxy.transparent);
 }
 
 /* ---- defaults and files ---- */
@@ -345,6 +346,22 @@ test_host_proxy_listen_on_any_address_refused(void **state)
 	(void)state;
 	assert_one_error("host_proxy:\n  listen: 0.0.0.0:3128\n", 2, 11,
 	    "host mode serves loopback only");
+}
+
+static void
+test_host_proxy_transparent_on_loopback_is_kept(void **state)
+{
+	(void)state;
+	assert_int_equal(load("host_proxy:\n  transparent: 127.0.0.1:15001\n"), 0);
+	assert_string_equal(cfg->host_proxy.transparent, "127.0.0.1:15001");
+}
+
+static void
+test_host_proxy_transparent_off_loopback_refused(void **state)
+{
+	(void)state;
+	assert_one_error("host_proxy:\n  transparent: 0.0.0.0:15001\n", 2, 16,
+	    "host_proxy.transparent '0.0.0.0:15001' is not a loopback address");
 }
 
 static void
@@ -747,6 +764,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_host_proxy_empty_key_enables_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_policy_replaces_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_on_any_address_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_proxy_transparent_on_loopback_is_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_proxy_transparent_off_loopback_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_on_private_address_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_on_ipv4_mapped_loopback_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_without_port_refused, setup, teardown),
