@@ -210,7 +210,7 @@ static void
 nl_ack_reason(const struct nl_call *call, const struct nlmsghdr *nlh)
 {
 	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
+	struct nlattr *attr;   /* not const: mnl_attr_for_each casts it to char * */
 	size_t off = sizeof(*e);
 
 	nl_fail(call->nl, "%s: %s", call->what, strerror(-e->error));
@@ -495,7 +495,7 @@ nl_watch_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct nl_watch_ctx *ctx = data;
 	const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *attr;
+	struct nlattr *attr;   /* not const: mnl_attr_for_each casts it to char * */
 
 	if (nlh->nlmsg_type != RTM_DELLINK || nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*ifm)))
 		return MNL_CB_OK;
