@@ -1,0 +1,81 @@
+/* Commands in a sandbox, over its exec channel to corral-init (DESIGN
+ * sections 1 and 5), for the broker's libevent loop.
+ *
+ * exec_start() sends the command; corral-init forks it under the
+ * sandbox's layers and answers. The answer and the exit come back through
+ * callbacks from the loop: started(p, NULL) once it runs (or
+ * started(p, why) if it could not start, and nothing after), then
+ * exited(p, code) with the exit status, or 128+N for signal N, or -1 when
+ * the sandbox went away first. A callback may free the exec_proc it is
+ * given, and nothing else of the channel.
+ *
+ * In pipes mode the daemon makes the three pipes and keeps their ends
+ * (non-blocking) for the caller to read and write; in tty mode
+ * corral-init makes a pty of the sandbox's own devpts and its master
+ * arrives with started(). Either way the descriptors belong to the
+ * exec_proc: use them, do not close them. */
+#ifndef CORRAL_EXEC_H
+#define CORRAL_EXEC_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define EXEC_PROXY_PORT 3128            /* the gateway's CONNECT port */
+#define EXEC_PATH "/usr/local/bin:/usr/bin:/bin"
+#define EXEC_ENV_BASE_MAX 16            /* entries exec_env_new writes */
+
+struct event_base;
+struct exec_channel;
+struct exec_proc;
+
+struct exec_request {
+	const char *const *argv;        /* NULL-terminated, at least argv[0] */
+	const char *const *envp;        /* NULL-terminated: the whole environment */
+	const char *cwd;                /* NULL: the sandbox's working folder */
+	bool tty;
+	unsigned int rows, cols;        /* the window (tty mode) */
+};
+
+struct exec_callbacks {
+	void (*started)(struct exec_proc *p, const char *why, void *arg);
+	void (*exited)(struct exec_proc *p, int code, void *arg);
+};
+
+/* Serves the channel FD (taken: closed by exec_channel_free) in BASE;
+ * LOST(ARG) is called once if corral-init goes away (after every proc's
+ * last callback); it must not free the channel, only schedule that. */
+struct exec_channel *exec_channel_new(struct event_base *base, int fd,
+    void (*lost)(void *arg), void *arg);
+/* Closes the channel, which ends the sandbox (corral-init exits, and the
+ * kernel kills its pid namespace). Procs still open get no more calls.
+ * Accepts NULL. */
+void exec_channel_free(struct exec_channel *ch);
+
+/* Starts REQ; NULL with a reason in *ERR when it cannot even be sent. */
+struct exec_proc *exec_start(struct exec_channel *ch, const struct exec_request *req,
+    const struct exec_callbacks *cb, void *arg, char **err);
+/* The command's pid inside the sandbox (after started), else -1. */
+pid_t exec_pid(const struct exec_proc *p);
+/* The daemon's ends: stdin (write), stdout and stderr (read); -1 in tty mode. */
+int exec_stdin(const struct exec_proc *p);
+int exec_stdout(const struct exec_proc *p);
+int exec_stderr(const struct exec_proc *p);
+/* Closes stdin, so the command reads end of file. */
+void exec_close_stdin(struct exec_proc *p);
+/* The pty master (tty mode, after started), else -1. */
+int exec_tty(const struct exec_proc *p);
+/* Sets the window size of the command's terminal. */
+int exec_resize(struct exec_proc *p, unsigned int rows, unsigned int cols);
+/* Sends SIG to the command's process group. */
+int exec_kill(struct exec_proc *p, int sig);
+/* Forgets P (the command goes on) and closes its descriptors. Accepts NULL. */
+void exec_proc_free(struct exec_proc *p);
+
+/* The environment a sandbox's command gets (DESIGN section 1): the proxy
+ * variables in both cases at GATEWAY:EXEC_PROXY_PORT, NO_PROXY for
+ * loopback, HOME, PATH=EXEC_PATH, LANG=C.UTF-8, then EXTRA (K=V strings,
+ * NULL-terminated, may be NULL). Free it with exec_env_free. */
+char **exec_env_new(const char *gateway, const char *home, const char *const *extra);
+void exec_env_free(char **env);
+
+#endif

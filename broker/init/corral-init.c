@@ -1,0 +1,541 @@
+/* corral-init: pid 1 of a sandbox (DESIGN section 2, steps 5 to 7).
+ *
+ * It starts as root in new mount, pid, network, UTS and IPC namespaces
+ * with nothing open but its exec channel on INITPROTO_FD. It reads the
+ * spec, builds the sandbox's file system (mounts.c), names the host, brings
+ * up lo, drops to run_as for good (drop.c), puts itself under its own
+ * Landlock layer, and only then answers READY. From there it starts the
+ * commands the daemon sends, each under a nested Landlock layer and the
+ * seccomp filter, reaps every process that ends (orphans included: it is
+ * pid 1) and reports each command's exit. It exits when the channel closes,
+ * and the kernel then kills everything left in the pid namespace.
+ *
+ * What protects corral-init from its workloads: the pid namespace (the
+ * kernel drops signals from inside to an init that has no handler for
+ * them, SIGKILL and SIGSTOP included); the workloads' Landlock layer,
+ * nested below init's, with the signal scope (kill(1, ...) fails with
+ * EPERM) and Landlock's own rule that a process cannot ptrace one outside
+ * its domain; init being non-dumpable (no ptrace, no /proc/1/mem, no
+ * pidfd_getfd without CAP_SYS_PTRACE, which nobody inside has); and the
+ * workload seccomp filter (ptrace, process_vm_*, prlimit64, setpriority
+ * and sched_setaffinity on another process refused). */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "broker/init/drop.h"
+#include "broker/init/initproto.h"
+#include "broker/init/landlock.h"
+#include "broker/init/mounts.h"
+#include "broker/init/seccomp.h"
+
+#define INIT_CHILDREN_MAX 4096          /* commands running at once */
+#define INIT_HOSTNAME_MAX_BYTES 63      /* a sandbox name's longest */
+#define INIT_SIGNAL_MAX 64
+
+extern char **environ;
+
+/* One command that runs: the daemon's id for it and its pid here. */
+struct init_child {
+	uint32_t id;
+	pid_t pid;
+};
+
+/* What a failed command start reports through its close-on-exec pipe. */
+enum init_step {
+	INIT_STEP_CHDIR,
+	INIT_STEP_DROP,
+	INIT_STEP_LANDLOCK,
+	INIT_STEP_SECCOMP,
+	INIT_STEP_EXEC,
+};
+
+struct init_fail {
+	int step;
+	int err;
+};
+
+struct init_state {
+	int chan;
+	struct initproto_spec spec;
+	struct initproto_msg *spec_msg; /* the spec's text lives in it */
+	struct ll_ruleset *rs;          /* NULL without Landlock */
+	struct init_child children[INIT_CHILDREN_MAX];
+	size_t n_children;
+	struct initproto_msg *msg;      /* the message being read */
+};
+
+static const char *const init_step_names[] = {
+	[INIT_STEP_CHDIR] = "chdir",
+	[INIT_STEP_DROP] = "dropping privileges",
+	[INIT_STEP_LANDLOCK] = "Landlock",
+	[INIT_STEP_SECCOMP] = "seccomp",
+	[INIT_STEP_EXEC] = "exec",
+};
+
+/* Tells the daemon why the sandbox cannot be, then exits. */
+static void __attribute__((noreturn))
+init_refuse(int chan, const char *why)
+{
+	initproto_send_text(chan, INITPROTO_ERROR, 0, why);
+	_exit(1);
+}
+
+/* Descriptors 0 to 2 on /dev/null, so that nothing received lands there
+ * and nothing written to them goes anywhere. */
+static void
+init_stdio(void)
+{
+	int fd;
+
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd == -1)
+		_exit(1);
+	while (fd <= 2) {
+		fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (fd == -1)
+			_exit(1);
+	}
+	if (dup2(fd, 0) == -1 || dup2(fd, 1) == -1 || dup2(fd, 2) == -1)
+		_exit(1);
+	close(fd);
+}
+
+/* The checks corral-init makes again, whatever the daemon checked: text
+ * that reaches files or the kernel must be what it claims to be. */
+static const char *
+init_check_spec(const struct initproto_spec *s)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	size_t i, n = strlen(s->hostname);
+
+	if (s->uid == 0 || s->gid == 0)
+		return "run_as uid or gid 0 refused: a sandbox never runs as root; "
+		    "name a regular user with --run-as";
+	if (n == 0 || n > INIT_HOSTNAME_MAX_BYTES)
+		return "the sandbox name must have 1 to 63 characters";
+	for (i = 0; i < n; i++) {
+		if (!((s->hostname[i] >= 'a' && s->hostname[i] <= 'z') ||
+		    (s->hostname[i] >= '0' && s->hostname[i] <= '9') || s->hostname[i] == '-'))
+			return "the sandbox name may hold only a-z, 0-9 and -";
+	}
+	if (inet_pton(AF_INET, s->gateway, addr) != 1 &&
+	    inet_pton(AF_INET6, s->gateway, addr) != 1)
+		return "the gateway is not an IP address";
+	if (s->home[0] != '/' || s->workdir[0] != '/')
+		return "HOME and the working folder must be absolute paths";
+	return NULL;
+}
+
+/* Reads the spec; any other first message is refused. */
+static void
+init_read_spec(struct init_state *st)
+{
+	const char *why;
+
+	st->spec_msg = malloc(sizeof(*st->spec_msg));
+	if (st->spec_msg == NULL)
+		init_refuse(st->chan, "corral-init: out of memory");
+	if (initproto_recv(st->chan, st->spec_msg) != 1)
+		_exit(1);
+	if (initproto_spec_decode(st->spec_msg, &st->spec) == -1) {
+		initproto_msg_clear(st->spec_msg);
+		init_refuse(st->chan, "corral-init: the first message is not a valid spec");
+	}
+	why = init_check_spec(&st->spec);
+	if (why != NULL)
+		init_refuse(st->chan, why);
+}
+
+/* Brings up the namespace's loopback, so local servers work inside. */
+static int
+init_loopback(void)
+{
+	struct ifreq ifr;
+	int s, rc = -1;
+
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s == -1)
+		return -1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+	return rc;
+}
+
+/* Grants ACCESS beneath PATH when PATH exists. */
+static int
+init_allow(struct ll_ruleset *rs, const char *path, enum ll_access access)
+{
+	if (ll_allow_path(rs, path, access) == -1 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+/* The rules of corral-init's layer and of every workload's (DESIGN,
+ * "Landlock mapping"): read-only everywhere, read-write in the writable
+ * roots, HOME, /tmp and /dev/shm, the device nodes, the terminals.
+ * Read-only starts at / rather than at each system folder: the mount
+ * namespace already shows nothing but the system folders, the roots and
+ * corral-init's own tmpfs skeleton, and tools must be able to list / and
+ * the folders above a root. */
+static int
+init_rules(struct ll_ruleset *rs, const struct initproto_spec *s)
+{
+	char path[64];
+	size_t i;
+	int rc = 0;
+
+	rc |= init_allow(rs, "/", LL_READ_ONLY);
+	for (i = 0; mounts_dev_nodes[i] != NULL; i++) {
+		snprintf(path, sizeof(path), "/dev/%s", mounts_dev_nodes[i]);
+		rc |= init_allow(rs, path, strcmp(mounts_dev_nodes[i], "tty") == 0 ?
+		    LL_TERMINAL : LL_DEV);
+	}
+	rc |= init_allow(rs, "/dev/pts", LL_TERMINAL);
+	for (i = 0; i < s->n_roots; i++) {
+		if (!s->root_ro[i])
+			rc |= init_allow(rs, s->root_path[i], LL_READ_WRITE);
+	}
+	rc |= init_allow(rs, s->home, LL_READ_WRITE);
+	rc |= init_allow(rs, "/tmp", LL_READ_WRITE);
+	rc |= init_allow(rs, "/dev/shm", LL_READ_WRITE);
+	return rc == 0 ? 0 : -1;
+}
+
+/* corral-init's own Landlock layer, kept to be applied again, nested, in
+ * each workload. Without Landlock in the kernel, none: READY says so and
+ * the daemon decides (hard_requirement refuses the sandbox). */
+static void
+init_landlock(struct init_state *st)
+{
+	char why[INITPROTO_ERR_MAX_BYTES];
+	int abi = landlock_abi();
+
+	if (abi < 1)
+		return;
+	st->rs = ll_new(abi);
+	/* Scopes: a workload can neither signal corral-init nor reach an
+	 * abstract socket outside its layer. */
+	if (st->rs == NULL || init_rules(st->rs, &st->spec) == -1 ||
+	    (abi >= LL_ABI_FULL &&
+	    ll_scope(st->rs, LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX) == -1) ||
+	    ll_restrict_self(st->rs) == -1) {
+		snprintf(why, sizeof(why), "corral-init: Landlock: %s", strerror(errno));
+		init_refuse(st->chan, why);
+	}
+}
+
+/* Everything between the spec and READY. */
+static void
+init_setup(struct init_state *st)
+{
+	char why[INITPROTO_ERR_MAX_BYTES];
+	uint32_t flags = 0;
+	int abi;
+
+	if (mounts_build(&st->spec, why, sizeof(why)) == -1)
+		init_refuse(st->chan, why);
+	if (sethostname(st->spec.hostname, strlen(st->spec.hostname)) == -1)
+		init_refuse(st->chan, "corral-init: sethostname failed");
+	if (init_loopback() == -1)
+		init_refuse(st->chan, "corral-init: bringing up lo failed");
+	if (drop_to(st->spec.uid, st->spec.gid, why, sizeof(why)) == -1)
+		init_refuse(st->chan, why);
+	/* Nobody inside may ptrace corral-init or read its memory. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		init_refuse(st->chan, "corral-init: PR_SET_DUMPABLE failed");
+	init_landlock(st);
+	if (chdir(st->spec.workdir) == -1 && chdir(st->spec.home) == -1)
+		init_refuse(st->chan, "corral-init: neither the working folder nor HOME exists");
+	abi = st->rs != NULL ? landlock_abi() : 0;
+	if (seccomp_unavailable() == NULL)
+		flags |= INITPROTO_READY_SECCOMP;
+	if (initproto_send_nums(st->chan, INITPROTO_READY, flags, (uint32_t)abi, -1) == -1)
+		_exit(1);
+}
+
+/* Reports a failed step of a command's start to corral-init and exits. */
+static void __attribute__((noreturn))
+init_child_fail(int pipefd, enum init_step step)
+{
+	struct init_fail f = { .step = step, .err = errno };
+
+	if (write(pipefd, &f, sizeof(f)) != (ssize_t)sizeof(f))
+		_exit(126);
+	_exit(127);
+}
+
+/* In the forked child: becomes the command. Never returns. */
+static void __attribute__((noreturn))
+init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
+{
+	char why[DROP_ERR_MAX_BYTES];
+	sigset_t none;
+	int i;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	if (e->tty && ioctl(e->stdio[0], TIOCSCTTY, 0) == -1)
+		init_child_fail(pipefd, INIT_STEP_EXEC);
+	for (i = 0; i < 3; i++) {
+		if (dup2(e->stdio[i], i) == -1)
+			init_child_fail(pipefd, INIT_STEP_EXEC);
+	}
+	/* Nothing of corral-init's reaches the command: only 0, 1 and 2. */
+	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	if (chdir(e->cwd[0] != '\0' ? e->cwd : st->spec.workdir) == -1)
+		init_child_fail(pipefd, INIT_STEP_CHDIR);
+	if (drop_verify(why, sizeof(why)) == -1)
+		init_child_fail(pipefd, INIT_STEP_DROP);
+	/* A layer of its own under corral-init's: same paths, and the scopes
+	 * now keep corral-init out of the command's reach. */
+	if (st->rs != NULL && ll_restrict_self(st->rs) == -1)
+		init_child_fail(pipefd, INIT_STEP_LANDLOCK);
+	if (seccomp_apply_workload() == -1)
+		init_child_fail(pipefd, INIT_STEP_SECCOMP);
+	environ = (char **)(uintptr_t)e->envp;
+	execvp(e->argv[0], (char *const *)(uintptr_t)e->argv);
+	init_child_fail(pipefd, INIT_STEP_EXEC);
+}
+
+/* A pty of the sandbox's own devpts sized ROWS x COLS: the master in
+ * *MASTER, the peer in every slot of STDIO. */
+static int
+init_pty(const struct initproto_exec *e, int *master, int stdio[3])
+{
+	struct winsize ws = { .ws_row = (unsigned short)e->rows,
+	    .ws_col = (unsigned short)e->cols };
+	int unlock = 0, slave;
+
+	*master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master == -1)
+		return -1;
+	if (ioctl(*master, TIOCSPTLCK, &unlock) == -1 ||
+	    ioctl(*master, TIOCSWINSZ, &ws) == -1)
+		goto fail;
+	slave = ioctl(*master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave == -1)
+		goto fail;
+	stdio[0] = stdio[1] = stdio[2] = slave;
+	return 0;
+fail:
+	close(*master);
+	*master = -1;
+	return -1;
+}
+
+/* Closes the descriptors of a command's stdio (a pty peer only once). */
+static void
+init_close_stdio(struct initproto_exec *e)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (e->stdio[i] != -1 && (i == 0 || e->stdio[i] != e->stdio[i - 1]))
+			close(e->stdio[i]);
+		e->stdio[i] = -1;
+	}
+}
+
+/* Forks the command of E; reports STARTED or FAILED. */
+static void
+init_start(struct init_state *st, struct initproto_exec *e)
+{
+	char why[INITPROTO_ERR_MAX_BYTES];
+	struct init_fail f;
+	int pipefd[2], master = -1;
+	pid_t pid = -1;
+	ssize_t n;
+
+	if (st->n_children == INIT_CHILDREN_MAX) {
+		errno = EAGAIN;
+		snprintf(why, sizeof(why), "%d commands already run", INIT_CHILDREN_MAX);
+		goto failed;
+	}
+	if ((e->tty && init_pty(e, &master, e->stdio) == -1) || pipe2(pipefd, O_CLOEXEC) == -1) {
+		snprintf(why, sizeof(why), "%s: %s", e->tty ? "pty" : "pipe", strerror(errno));
+		goto failed;
+	}
+	pid = fork();
+	if (pid == 0)
+		init_child(st, e, pipefd[1]);
+	close(pipefd[1]);
+	init_close_stdio(e);
+	/* The pipe closes at exec (nothing read) or carries why it failed. */
+	do {
+		n = pid == -1 ? 0 : read(pipefd[0], &f, sizeof(f));
+	} while (n == -1 && errno == EINTR);
+	close(pipefd[0]);
+	if (pid == -1 || n == (ssize_t)sizeof(f)) {
+		snprintf(why, sizeof(why), "%s: %s: %s", e->argv[0],
+		    pid == -1 ? "fork" : init_step_names[f.step],
+		    strerror(pid == -1 ? errno : f.err));
+		goto failed;
+	}
+	st->children[st->n_children++] = (struct init_child){ e->id, pid };
+	if (initproto_send_nums(st->chan, INITPROTO_STARTED, e->id, (uint32_t)pid, master) == -1)
+		_exit(1);
+	if (master != -1)
+		close(master);
+	return;
+failed:
+	init_close_stdio(e);
+	if (master != -1)
+		close(master);
+	if (initproto_send_text(st->chan, INITPROTO_FAILED, e->id, why) == -1)
+		_exit(1);
+}
+
+/* Signals the process group of the command ID (its session leader's). */
+static void
+init_kill(struct init_state *st, uint32_t id, uint32_t sig)
+{
+	size_t i;
+
+	if (sig == 0 || sig > INIT_SIGNAL_MAX)
+		return;
+	for (i = 0; i < st->n_children; i++) {
+		if (st->children[i].id != id)
+			continue;
+		if (kill(-st->children[i].pid, (int)sig) == -1)
+			kill(st->children[i].pid, (int)sig);
+	}
+}
+
+/* Handles one message from the daemon; anything unexpected ends the
+ * sandbox (the daemon never sends it). */
+static void
+init_dispatch(struct init_state *st)
+{
+	struct initproto_exec *e;
+	uint32_t id, sig;
+	int rc;
+
+	rc = initproto_recv(st->chan, st->msg);
+	if (rc == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (rc != 1)
+		_exit(rc == 0 ? 0 : 1);
+	if (st->msg->type == INITPROTO_KILL) {
+		if (initproto_get_u32(st->msg, &id) == -1 ||
+		    initproto_get_u32(st->msg, &sig) == -1 || initproto_get_end(st->msg, 0) == -1)
+			_exit(1);
+		init_kill(st, id, sig);
+		return;
+	}
+	e = malloc(sizeof(*e));
+	if (e == NULL || initproto_exec_decode(st->msg, e) == -1)
+		_exit(1);
+	init_start(st, e);
+	free(e);
+	initproto_msg_clear(st->msg);
+}
+
+/* The exit code a shell would show: the status, or 128 + the signal. */
+static uint32_t
+init_exit_code(int status)
+{
+	if (WIFSIGNALED(status))
+		return 128 + (uint32_t)WTERMSIG(status);
+	return (uint32_t)WEXITSTATUS(status);
+}
+
+/* Reaps every ended child; reports those that were commands. */
+static void
+init_reap(struct init_state *st)
+{
+	size_t i;
+	pid_t pid;
+	int status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (i = 0; i < st->n_children; i++) {
+			if (st->children[i].pid != pid)
+				continue;
+			if (initproto_send_nums(st->chan, INITPROTO_EXITED, st->children[i].id,
+			    init_exit_code(status), -1) == -1)
+				_exit(1);
+			st->children[i] = st->children[--st->n_children];
+			break;
+		}
+	}
+}
+
+/* Serves the channel until it closes. */
+static void __attribute__((noreturn))
+init_serve(struct init_state *st, int sigfd)
+{
+	struct signalfd_siginfo si;
+	struct pollfd p[2] = {
+		{ .fd = st->chan, .events = POLLIN },
+		{ .fd = sigfd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(p, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (p[1].revents & POLLIN) {
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				;
+			init_reap(st);
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+			init_dispatch(st);
+	}
+}
+
+int
+main(void)
+{
+	static struct init_state st = { .chan = INITPROTO_FD };
+	struct stat sb;
+	sigset_t chld;
+	int sigfd, sig;
+
+	if (fstat(INITPROTO_FD, &sb) == -1 || !S_ISSOCK(sb.st_mode) || getpid() != 1)
+		return 1;
+	init_stdio();
+	fcntl(INITPROTO_FD, F_SETFD, FD_CLOEXEC);
+	umask(022);
+	st.msg = malloc(sizeof(*st.msg));
+	if (st.msg == NULL)
+		init_refuse(st.chan, "corral-init: out of memory");
+	/* Dispositions the daemon ignored (SIGPIPE) would pass to workloads. */
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd == -1)
+		init_refuse(st.chan, "corral-init: signalfd failed");
+	init_read_spec(&st);
+	init_setup(&st);
+	init_serve(&st, sigfd);
+}

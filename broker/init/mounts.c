@@ -1,0 +1,585 @@
+/* The sandbox's file system: a tmpfs root holding read-only system
+ * folders, the roots and HOME from their detached trees, private /tmp,
+ * /run, /dev and /proc; then pivot_root into it. Every mount point inside
+ * a tree we did not make is reached by descriptor, one component at a
+ * time, never through a symlink. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "broker/init/mounts.h"
+
+#define MOUNTS_OURS_MAX 8               /* file systems corral-init made */
+#define MOUNTS_TREES_MAX (INITPROTO_ROOTS_MAX + 1)      /* roots and HOME */
+#define MOUNTS_RESOLV_MAX_BYTES 128
+#define MOUNTS_TTY_GID "gid=5"          /* Debian's tty group owns ptys */
+
+/* Read-only, and no setuid or device file of the host works through it. */
+#define MOUNTS_RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+
+const char *const mounts_system_dirs[] = {
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc", "/opt", NULL
+};
+
+const char *const mounts_dev_nodes[] = {
+	"null", "zero", "full", "random", "urandom", "tty", NULL
+};
+
+/* The /proc entries that would let a process change the host's kernel. */
+static const char *const mounts_proc_ro[] = {
+	"proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus", NULL
+};
+
+static const char *const mounts_dev_links[][2] = {
+	{ "ptmx", "pts/ptmx" },
+	{ "fd", "/proc/self/fd" },
+	{ "stdin", "/proc/self/fd/0" },
+	{ "stdout", "/proc/self/fd/1" },
+	{ "stderr", "/proc/self/fd/2" },
+};
+
+struct mounts_ctx {
+	int root;                       /* the new root, a tmpfs */
+	dev_t ours[MOUNTS_OURS_MAX];    /* where mount points may be created */
+	size_t n_ours;
+	char *err;
+	size_t errlen;
+};
+
+/* One tree of the spec to attach: a root or HOME. */
+struct mounts_tree {
+	const char *path;
+	int fd;
+	bool ro;
+};
+
+/* Writes the reason, with strerror(errno), and returns -1. */
+static int __attribute__((format(printf, 2, 3)))
+mounts_fail(struct mounts_ctx *c, const char *fmt, ...)
+{
+	int saved = errno;
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->errlen, fmt, ap);
+	va_end(ap);
+	n = strlen(c->err);
+	snprintf(c->err + n, c->errlen - n, ": %s", strerror(saved));
+	errno = saved;
+	return -1;
+}
+
+/* True when FD lies on a file system corral-init made itself. */
+static bool
+mounts_is_ours(const struct mounts_ctx *c, int fd)
+{
+	struct stat st;
+	size_t i;
+
+	if (fstat(fd, &st) == -1)
+		return false;
+	for (i = 0; i < c->n_ours; i++) {
+		if (c->ours[i] == st.st_dev)
+			return true;
+	}
+	return false;
+}
+
+/* The folder REL beneath the new root (O_PATH), made where missing, but
+ * only inside corral-init's own file systems: never a folder in the
+ * user's trees or the host's. No component may be a symlink, ".", "..". */
+static int
+mounts_mkdirs(struct mounts_ctx *c, const char *rel)
+{
+	char buf[PATH_MAX], *tok, *save = NULL;
+	int cur, next;
+
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return mounts_fail(c, "/%s", rel);
+	}
+	cur = fcntl(c->root, F_DUPFD_CLOEXEC, 0);
+	for (tok = strtok_r(buf, "/", &save); cur != -1 && tok != NULL;
+	    tok = strtok_r(NULL, "/", &save)) {
+		if (strcmp(tok, ".") == 0 || strcmp(tok, "..") == 0) {
+			close(cur);
+			errno = EINVAL;
+			return mounts_fail(c, "/%s has a . or .. component", rel);
+		}
+		next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next == -1 && errno == ENOENT && mounts_is_ours(c, cur) &&
+		    mkdirat(cur, tok, 0755) == 0)
+			next = openat(cur, tok, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		cur = next;
+	}
+	if (cur == -1)
+		return mounts_fail(c, "mount point /%s", rel);
+	return cur;
+}
+
+/* Makes the detached tree TREE private with ATTRS (recursively) and mounts
+ * it on the mount point MP. Closes neither. */
+static int
+mounts_attach_at(struct mounts_ctx *c, int tree, int mp, unsigned long long attrs,
+    const char *what)
+{
+	/* Private: nothing mounted inside later travels back to the host's
+	 * peer group the tree was cloned from. */
+	struct mount_attr a = { .attr_set = attrs, .propagation = MS_PRIVATE };
+
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == -1)
+		return mounts_fail(c, "setting the attributes of %s", what);
+	if (move_mount(tree, "", mp, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == -1)
+		return mounts_fail(c, "mounting %s", what);
+	return 0;
+}
+
+/* mounts_attach_at on the folder REL, made if needed. Closes TREE. */
+static int
+mounts_attach(struct mounts_ctx *c, int tree, const char *rel, unsigned long long attrs)
+{
+	int mp, rc = -1;
+
+	mp = mounts_mkdirs(c, rel);
+	if (mp != -1)
+		rc = mounts_attach_at(c, tree, mp, attrs, rel);
+	if (mp != -1)
+		close(mp);
+	close(tree);
+	return rc;
+}
+
+/* A new file system of TYPE with OPTS ("key=value" or a flag) as a
+ * detached mount with ATTRS; -1 on failure. */
+static int
+mounts_new_fs(struct mounts_ctx *c, const char *type, const char *const *opts,
+    unsigned int attrs)
+{
+	char key[64];
+	const char *eq;
+	int fs, mnt = -1;
+
+	fs = fsopen(type, FSOPEN_CLOEXEC);
+	if (fs == -1)
+		return mounts_fail(c, "fsopen %s", type);
+	for (; *opts != NULL; opts++) {
+		eq = strchr(*opts, '=');
+		snprintf(key, sizeof(key), "%.*s", eq ? (int)(eq - *opts) : (int)strlen(*opts), *opts);
+		if (fsconfig(fs, eq ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, key,
+		    eq ? eq + 1 : NULL, 0) == -1) {
+			mounts_fail(c, "%s option %s", type, *opts);
+			goto out;
+		}
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1) {
+		mounts_fail(c, "creating %s", type);
+		goto out;
+	}
+	mnt = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+	if (mnt == -1)
+		mounts_fail(c, "fsmount %s", type);
+out:
+	close(fs);
+	return mnt;
+}
+
+/* Mounts a new TYPE at REL; a tmpfs becomes one of ours. */
+static int
+mounts_fs(struct mounts_ctx *c, const char *type, const char *rel,
+    const char *const *opts, unsigned int attrs)
+{
+	struct stat st;
+	int mnt;
+
+	mnt = mounts_new_fs(c, type, opts, attrs);
+	if (mnt == -1)
+		return -1;
+	if (strcmp(type, "tmpfs") == 0 && fstat(mnt, &st) == 0 &&
+	    c->n_ours < MOUNTS_OURS_MAX)
+		c->ours[c->n_ours++] = st.st_dev;
+	return mounts_attach(c, mnt, rel, attrs);
+}
+
+/* The new root: a tmpfs over the staging folder of this namespace. */
+static int
+mounts_root(struct mounts_ctx *c)
+{
+	static const char *const opts[] = { "mode=0755", NULL };
+	struct stat st;
+	int mnt;
+
+	/* On systemd hosts / is shared: without this every mount below would
+	 * appear on the host. Slave: nothing goes back, ever. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == -1)
+		return mounts_fail(c, "making / a slave");
+	mnt = mounts_new_fs(c, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt == -1)
+		return -1;
+	if (move_mount(mnt, "", AT_FDCWD, MOUNTS_STAGING_DIR, MOVE_MOUNT_F_EMPTY_PATH) == -1 ||
+	    fstat(mnt, &st) == -1) {
+		close(mnt);
+		return mounts_fail(c, "mounting the new root");
+	}
+	c->root = mnt;
+	c->ours[c->n_ours++] = st.st_dev;
+	return 0;
+}
+
+/* One host system folder: bound read-only, or copied as a symlink. */
+static int
+mounts_system_dir(struct mounts_ctx *c, const char *dir)
+{
+	char target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int tree;
+
+	if (lstat(dir, &st) == -1)
+		return errno == ENOENT ? 0 : mounts_fail(c, "%s", dir);
+	if (S_ISLNK(st.st_mode)) {
+		n = readlink(dir, target, sizeof(target) - 1);
+		if (n == -1)
+			return mounts_fail(c, "reading the link %s", dir);
+		target[n] = '\0';
+		if (symlinkat(target, c->root, dir + 1) == -1)
+			return mounts_fail(c, "copying the link %s", dir);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	tree = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree == -1)
+		return mounts_fail(c, "cloning %s", dir);
+	/* AT_RECURSIVE in mounts_attach_at: a submount of /usr is read-only too. */
+	return mounts_attach(c, tree, dir + 1, MOUNTS_RO_ATTRS);
+}
+
+static int
+mounts_tree_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct mounts_tree *)a)->path,
+	    ((const struct mounts_tree *)b)->path);
+}
+
+/* The roots and HOME, parents before what they hold, so that a nested
+ * root lands on top of its parent and never under it. */
+static int
+mounts_trees(struct mounts_ctx *c, struct initproto_spec *s)
+{
+	struct mounts_tree t[MOUNTS_TREES_MAX];
+	size_t i, n = 0;
+	int rc = 0;
+
+	for (i = 0; i < s->n_roots; i++) {
+		t[n++] = (struct mounts_tree){ s->root_path[i], s->root_fd[i], s->root_ro[i] };
+		s->root_fd[i] = -1;
+	}
+	t[n++] = (struct mounts_tree){ s->home, s->home_fd, false };
+	s->home_fd = -1;
+	qsort(t, n, sizeof(t[0]), mounts_tree_cmp);
+	for (i = 0; i < n; i++) {
+		if (rc == 0 && (t[i].path[0] != '/' || t[i].path[1] == '\0')) {
+			errno = EINVAL;
+			rc = mounts_fail(c, "root %s is not an absolute path below /", t[i].path);
+		}
+		if (rc == 0) {
+			rc = mounts_attach(c, t[i].fd, t[i].path + 1,
+			    (t[i].ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		} else {
+			close(t[i].fd);
+		}
+	}
+	return rc;
+}
+
+/* Joins the symlink TARGET found in folder DIR into one absolute path
+ * without "." or ".." in OUT. */
+static int
+mounts_join_link(const char *dir, const char *target, char *out, size_t outlen)
+{
+	char buf[PATH_MAX * 2], *tok, *save = NULL, *slash;
+	size_t n = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s/%s", target[0] == '/' ? "" : dir, target) >=
+	    (int)sizeof(buf))
+		return -1;
+	out[0] = '\0';
+	for (tok = strtok_r(buf, "/", &save); tok != NULL; tok = strtok_r(NULL, "/", &save)) {
+		if (strcmp(tok, ".") == 0)
+			continue;
+		if (strcmp(tok, "..") == 0) {
+			slash = strrchr(out, '/');
+			n = slash ? (size_t)(slash - out) : 0;
+			out[n] = '\0';
+			continue;
+		}
+		if (n + 1 + strlen(tok) + 1 > outlen)
+			return -1;
+		n += (size_t)sprintf(out + n, "/%s", tok);
+	}
+	return 0;
+}
+
+/* Writes TEXT into a new file at REL (folders made in our file systems);
+ * returns it open, or -1. */
+static int
+mounts_write_file(struct mounts_ctx *c, const char *rel, const char *text)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(rel, '/');
+	int dfd, fd;
+	size_t len = strlen(text);
+
+	snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - rel) : 0, rel);
+	base = base ? base + 1 : rel;
+	dfd = mounts_mkdirs(c, dir);
+	if (dfd == -1)
+		return -1;
+	fd = openat(dfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	close(dfd);
+	if (fd == -1 || write(fd, text, len) != (ssize_t)len) {
+		if (fd != -1)
+			close(fd);
+		return mounts_fail(c, "writing /%s", rel);
+	}
+	return fd;
+}
+
+/* A resolv.conf naming only the gateway: over /etc/resolv.conf, or, when
+ * that is a symlink into /run, as the file it names in our /run. */
+static int
+mounts_resolv(struct mounts_ctx *c, const char *gateway)
+{
+	char text[MOUNTS_RESOLV_MAX_BYTES], target[PATH_MAX], abs[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd, tree, mp, rc = -1;
+
+	/* No search domains: a short name must not leak the host's domain. */
+	snprintf(text, sizeof(text), "nameserver %s\n", gateway);
+	if (fstatat(c->root, "etc/resolv.conf", &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? 0 : mounts_fail(c, "/etc/resolv.conf");
+	if (S_ISLNK(st.st_mode)) {
+		n = readlinkat(c->root, "etc/resolv.conf", target, sizeof(target) - 1);
+		if (n == -1)
+			return mounts_fail(c, "reading the link /etc/resolv.conf");
+		target[n] = '\0';
+		if (mounts_join_link("/etc", target, abs, sizeof(abs)) == -1 ||
+		    strncmp(abs, "/run/", 5) != 0) {
+			errno = EXDEV;
+			return mounts_fail(c, "/etc/resolv.conf links to %s, outside /run", target);
+		}
+		fd = mounts_write_file(c, abs + 1, text);
+		if (fd != -1)
+			close(fd);
+		return fd == -1 ? -1 : 0;
+	}
+	fd = mounts_write_file(c, MOUNTS_RESOLV_PATH + 1, text);
+	if (fd == -1)
+		return -1;
+	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	mp = openat(c->root, "etc/resolv.conf", O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (tree == -1 || mp == -1)
+		mounts_fail(c, "binding /etc/resolv.conf");
+	else
+		rc = mounts_attach_at(c, tree, mp, MOUNTS_RO_ATTRS | MOUNT_ATTR_NOEXEC,
+		    "/etc/resolv.conf");
+	close(fd);
+	if (tree != -1)
+		close(tree);
+	if (mp != -1)
+		close(mp);
+	return rc;
+}
+
+/* Binds the host's /dev/NAME onto an empty file of the new /dev (DEV). */
+static int
+mounts_dev_node(struct mounts_ctx *c, int dev, const char *name)
+{
+	char host[PATH_MAX];
+	int fd, tree = -1, rc = -1;
+
+	snprintf(host, sizeof(host), "/dev/%s", name);
+	fd = openat(dev, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd == -1)
+		return mounts_fail(c, "creating /dev/%s", name);
+	close(fd);
+	fd = openat(dev, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	tree = open_tree(AT_FDCWD, host, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd == -1 || tree == -1)
+		mounts_fail(c, "binding %s", host);
+	else
+		rc = mounts_attach_at(c, tree, fd, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, host);
+	if (fd != -1)
+		close(fd);
+	if (tree != -1)
+		close(tree);
+	return rc;
+}
+
+/* /dev: the host's harmless nodes, a devpts of our own, /dev/shm, links. */
+static int
+mounts_dev(struct mounts_ctx *c)
+{
+	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
+	static const char *const shm_opts[] = { "mode=1777", NULL };
+	/* newinstance: never the host's ptys; ptmxmode: anyone inside opens it. */
+	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666",
+		"mode=0620", MOUNTS_TTY_GID, NULL };
+	size_t i;
+	int dev, rc = 0;
+
+	if (mounts_fs(c, "tmpfs", "dev", dev_opts,
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC) == -1)
+		return -1;
+	dev = mounts_mkdirs(c, "dev");
+	if (dev == -1)
+		return -1;
+	for (i = 0; rc == 0 && mounts_dev_nodes[i] != NULL; i++)
+		rc = mounts_dev_node(c, dev, mounts_dev_nodes[i]);
+	for (i = 0; rc == 0 && i < sizeof(mounts_dev_links) / sizeof(mounts_dev_links[0]); i++) {
+		if (symlinkat(mounts_dev_links[i][1], dev, mounts_dev_links[i][0]) == -1)
+			rc = mounts_fail(c, "linking /dev/%s", mounts_dev_links[i][0]);
+	}
+	close(dev);
+	if (rc == 0)
+		rc = mounts_fs(c, "devpts", "dev/pts", pts_opts,
+		    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (rc == 0)
+		rc = mounts_fs(c, "tmpfs", "dev/shm", shm_opts,
+		    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	return rc;
+}
+
+/* A /proc of the sandbox's pid namespace, its kernel knobs read-only. */
+static int
+mounts_proc(struct mounts_ctx *c)
+{
+	static const char *const opts[] = { NULL };
+	const char *const *p;
+	int tree, mp, rc = 0;
+
+	if (mounts_fs(c, "proc", "proc", opts,
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1)
+		return -1;
+	for (p = mounts_proc_ro; rc == 0 && *p != NULL; p++) {
+		tree = open_tree(c->root, *p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+		    AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+		if (tree == -1) {
+			if (errno != ENOENT)
+				rc = mounts_fail(c, "cloning /%s", *p);
+			continue;
+		}
+		mp = openat(c->root, *p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (mp == -1)
+			rc = mounts_fail(c, "/%s", *p);
+		else
+			rc = mounts_attach_at(c, tree, mp, MOUNTS_RO_ATTRS | MOUNT_ATTR_NOEXEC, *p);
+		if (mp != -1)
+			close(mp);
+		close(tree);
+	}
+	return rc;
+}
+
+/* corral's runtime folder, read-only at its own path. */
+static int
+mounts_runtime(struct mounts_ctx *c, const char *runtime)
+{
+	int tree;
+
+	if (runtime[0] == '\0')
+		return 0;
+	if (runtime[0] != '/' || runtime[1] == '\0') {
+		errno = EINVAL;
+		return mounts_fail(c, "runtime folder %s", runtime);
+	}
+	tree = open_tree(AT_FDCWD, runtime, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (tree == -1)
+		return mounts_fail(c, "cloning %s", runtime);
+	return mounts_attach(c, tree, runtime + 1, MOUNTS_RO_ATTRS);
+}
+
+/* Makes the new root read-only and the process's root, and drops the
+ * host's tree from the namespace. */
+static int
+mounts_pivot(struct mounts_ctx *c)
+{
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+
+	if (mount_setattr(c->root, "", AT_EMPTY_PATH, &ro, sizeof(ro)) == -1)
+		return mounts_fail(c, "making the new root read-only");
+	if (fchdir(c->root) == -1)
+		return mounts_fail(c, "entering the new root");
+	/* pivot_root(".", ".") stacks the old root on the new one; detaching
+	 * "." then removes every host mount from this namespace. */
+	if (syscall(SYS_pivot_root, ".", ".") == -1)
+		return mounts_fail(c, "pivot_root");
+	if (umount2(".", MNT_DETACH) == -1)
+		return mounts_fail(c, "detaching the host's root");
+	if (chdir("/") == -1)
+		return mounts_fail(c, "chdir /");
+	return 0;
+}
+
+/* Closes the spec's descriptors that are still open. */
+static void
+mounts_close_spec(struct initproto_spec *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_roots; i++) {
+		if (s->root_fd[i] != -1)
+			close(s->root_fd[i]);
+		s->root_fd[i] = -1;
+	}
+	if (s->home_fd != -1)
+		close(s->home_fd);
+	s->home_fd = -1;
+}
+
+int
+mounts_build(struct initproto_spec *s, char *err, size_t errlen)
+{
+	static const char *const tmp_opts[] = { "mode=1777", NULL };
+	static const char *const run_opts[] = { "mode=0755", NULL };
+	struct mounts_ctx c = { .root = -1, .err = err, .errlen = errlen };
+	const char *const *d;
+	int rc = -1;
+
+	if (mounts_root(&c) == -1)
+		goto out;
+	for (d = mounts_system_dirs; *d != NULL; d++) {
+		if (mounts_system_dir(&c, *d) == -1)
+			goto out;
+	}
+	/* Before the roots: a root under /tmp goes into the private /tmp. */
+	if (mounts_fs(&c, "tmpfs", "tmp", tmp_opts,
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) == -1 ||
+	    mounts_trees(&c, s) == -1 || mounts_runtime(&c, s->runtime) == -1 ||
+	    mounts_fs(&c, "tmpfs", "run", run_opts,
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1 ||
+	    mounts_resolv(&c, s->gateway) == -1 || mounts_dev(&c) == -1 ||
+	    mounts_proc(&c) == -1 || mounts_pivot(&c) == -1)
+		goto out;
+	rc = 0;
+out:
+	mounts_close_spec(s);
+	if (c.root != -1)
+		close(c.root);
+	return rc;
+}

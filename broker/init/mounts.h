@@ -1,0 +1,30 @@
+/* The sandbox's file system (DESIGN section 2, step 5), built by
+ * corral-init in its new mount namespace while it is still root, from the
+ * spec and the detached trees the daemon opened with the caller's rights.
+ * When mounts_build returns 0 the process's root is the new tree and the
+ * host's is gone from the namespace. Library-like: -1 with a reason in
+ * ERR, never logs; a failure leaves a namespace fit only to exit from. */
+#ifndef CORRAL_MOUNTS_H
+#define CORRAL_MOUNTS_H
+
+#include <stddef.h>
+
+#include "broker/init/initproto.h"
+
+/* Where corral-init assembles the new root before pivot_root; its own
+ * namespace's copy of the host's /tmp, hidden by a tmpfs. */
+#define MOUNTS_STAGING_DIR "/tmp"
+/* Where the sandbox's generated resolv.conf lives inside. */
+#define MOUNTS_RESOLV_PATH "/run/corral/resolv.conf"
+
+/* The host folders a sandbox sees read-only when they exist (a symlink,
+ * as on merged-/usr systems, is copied as a symlink). NULL-terminated. */
+extern const char *const mounts_system_dirs[];
+/* The device nodes bound from the host into /dev. NULL-terminated. */
+extern const char *const mounts_dev_nodes[];
+
+/* Builds the sandbox's tree and pivots into it. Consumes (closes) the
+ * spec's root and HOME descriptors whether it succeeds or not. */
+int mounts_build(struct initproto_spec *spec, char *err, size_t errlen);
+
+#endif

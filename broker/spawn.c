@@ -1,0 +1,527 @@
+/* Starting corral-init: the spec's checks, the roots opened with the
+ * caller's rights, the clone into new namespaces, and the handshake. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker/init/initproto.h"
+#include "broker/spawn.h"
+#include "common/xmalloc.h"
+
+#define SPAWN_NAME_MAX_BYTES 63
+#define SPAWN_GROUPS_MAX 256            /* supplementary groups of one caller */
+
+_Static_assert(SPAWN_ROOTS_MAX == INITPROTO_ROOTS_MAX, "one limit of roots");
+
+/* The namespaces of a sandbox. No user namespace: corral-init is real
+ * root until it drops, and the workloads are a real uid of the host. */
+#define SPAWN_NS_FLAGS (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC)
+
+/* Host folders no root may be, or lie under: the kernel's views of the
+ * host, and /run, which holds the host's sockets (Landlock before ABI 9
+ * does not stop connect() to a Unix socket in a visible folder). */
+static const char *const spawn_forbidden_trees[] = { "/proc", "/sys", "/dev", "/run", NULL };
+/* Folders no root may be itself: all of the host's, or other users'
+ * sockets (/tmp holds ssh-agent and X11 sockets), or a system folder,
+ * which the sandbox already sees read-only. */
+static const char *const spawn_forbidden_roots[] = { "/", "/tmp", "/var/tmp", "/usr",
+	"/etc", "/bin", "/sbin", "/lib", "/lib64", "/opt", NULL };
+
+struct spawn {
+	char *name;
+	pid_t pid;
+	int pidfd;
+	int netns;
+	int chan;                       /* our end of the exec channel */
+	bool ready;
+	int landlock_abi;
+	bool seccomp;
+	struct initproto_spec ispec;    /* its text borrowed from the caller's spec */
+	char *workdir;
+};
+
+/* Sets *ERR to the formatted reason and returns -1. */
+static int __attribute__((format(printf, 2, 3)))
+spawn_refuse(char **err, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = xstrdup("out of memory");
+	va_end(ap);
+	*err = s;
+	return -1;
+}
+
+/* True when NAME matches ^[a-z0-9][a-z0-9-]{0,62}$. */
+static bool
+spawn_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0 || n > SPAWN_NAME_MAX_BYTES || name[0] == '-')
+		return false;
+	for (i = 0; i < n; i++) {
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+		    name[i] == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* True when PATH is absolute, below /, and has no "", "." or ".." part. */
+static bool
+spawn_path_ok(const char *path)
+{
+	const char *p = path;
+	size_t n;
+
+	if (path == NULL || path[0] != '/' || path[1] == '\0' || strlen(path) >= PATH_MAX)
+		return false;
+	while (*p == '/') {
+		p++;
+		n = strcspn(p, "/");
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+/* True when PATH is TREE or lies beneath it. */
+static bool
+spawn_path_under(const char *path, const char *tree)
+{
+	size_t n = strlen(tree);
+
+	return strncmp(path, tree, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Why root PATH is refused, or NULL. */
+static const char *
+spawn_root_refusal(const char *path)
+{
+	size_t i;
+
+	if (!spawn_path_ok(path))
+		return "is not an absolute path without \".\", \"..\" or empty parts";
+	for (i = 0; spawn_forbidden_trees[i] != NULL; i++) {
+		if (spawn_path_under(path, spawn_forbidden_trees[i]))
+			return "lies in a folder of the host's kernel or sockets (/proc, /sys, "
+			    "/dev, /run)";
+	}
+	for (i = 0; spawn_forbidden_roots[i] != NULL; i++) {
+		if (strcmp(path, spawn_forbidden_roots[i]) == 0)
+			return "is a system or shared folder; name a folder of your own inside it";
+	}
+	return NULL;
+}
+
+/* Checks every field of SPEC that needs no file system. */
+static int
+spawn_check(const struct spawn_spec *s, char **err)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	const char *why;
+	size_t i, j;
+
+	if (s->name == NULL || !spawn_name_ok(s->name))
+		return spawn_refuse(err, "sandbox name refused: it must match ^[a-z0-9][a-z0-9-]{0,62}$");
+	/* THREATS, "Root inside": uid 0 without capabilities still owns the host's files. */
+	if (s->uid == 0 || s->gid == 0)
+		return spawn_refuse(err, "run_as %u:%u refused: a sandbox never runs as uid or "
+		    "gid 0; use --run-as with a regular user", s->uid, s->gid);
+	if (s->n_roots == 0 || s->n_roots > SPAWN_ROOTS_MAX)
+		return spawn_refuse(err, "a sandbox needs 1 to %d roots", SPAWN_ROOTS_MAX);
+	if (s->n_caller_groups > SPAWN_GROUPS_MAX)
+		return spawn_refuse(err, "the caller has more than %d groups", SPAWN_GROUPS_MAX);
+	for (i = 0; i < s->n_roots; i++) {
+		why = spawn_root_refusal(s->roots[i].path);
+		if (why != NULL)
+			return spawn_refuse(err, "root %s refused: it %s", s->roots[i].path, why);
+		for (j = 0; j < i; j++) {
+			if (strcmp(s->roots[i].path, s->roots[j].path) == 0)
+				return spawn_refuse(err, "root %s is named twice", s->roots[i].path);
+		}
+	}
+	if (!spawn_path_ok(s->home) || (s->workdir != NULL && !spawn_path_ok(s->workdir)) ||
+	    (s->runtime != NULL && !spawn_path_ok(s->runtime)) || !spawn_path_ok(s->init_path))
+		return spawn_refuse(err, "HOME, the working folder, the runtime folder and "
+		    "corral-init must be absolute paths");
+	if (s->gateway == NULL || (inet_pton(AF_INET, s->gateway, addr) != 1 &&
+	    inet_pton(AF_INET6, s->gateway, addr) != 1))
+		return spawn_refuse(err, "the gateway is not an IP address");
+	return 0;
+}
+
+/* Opens PATH as O_PATH with no symlink on the way. */
+static int
+spawn_open_path(const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
+/* Opens root R with the calling thread's current file-system identity and
+ * checks that this identity may use it as asked. */
+static int
+spawn_open_root(const struct spawn_root *r, char **err)
+{
+	int fd, mode = R_OK | X_OK | (r->read_only ? 0 : W_OK);
+
+	fd = spawn_open_path(r->path);
+	if (fd == -1)
+		return spawn_refuse(err, "root %s refused: %s%s", r->path, strerror(errno),
+		    errno == ELOOP ? " (a symlink is on the path: name the folder it leads to)" : "");
+	/* AT_EACCESS: the check uses fsuid and fsgid, the caller's. */
+	if (syscall(SYS_faccessat2, fd, "", mode, AT_EACCESS | AT_EMPTY_PATH) == -1) {
+		close(fd);
+		return spawn_refuse(err, "root %s refused: you may not %s it", r->path,
+		    r->read_only ? "read" : "read and write");
+	}
+	/* A root holding ~/.gnupg would show the gpg agent's socket. */
+	if (faccessat(fd, ".gnupg", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		close(fd);
+		return spawn_refuse(err, "root %s refused: it holds .gnupg, whose agent socket "
+		    "the sandbox could reach; name a folder inside it", r->path);
+	}
+	return fd;
+}
+
+/* Opens every root of S into FDS as the caller: on this thread only,
+ * fsuid, fsgid and groups become the caller's (which also drops the
+ * capabilities that bypass file permissions), then they come back. */
+static int
+spawn_open_roots(const struct spawn_spec *s, int *fds, char **err)
+{
+	gid_t saved[SPAWN_GROUPS_MAX];
+	long n_saved;
+	size_t i;
+	int rc = 0;
+
+	n_saved = syscall(SYS_getgroups, SPAWN_GROUPS_MAX, saved);
+	if (n_saved == -1)
+		return spawn_refuse(err, "getgroups: %s", strerror(errno));
+	/* The raw calls change this thread alone; glibc's would change all. */
+	if (syscall(SYS_setgroups, s->n_caller_groups, s->caller_groups) == -1)
+		return spawn_refuse(err, "setgroups: %s", strerror(errno));
+	setfsgid(s->caller_gid);
+	setfsuid(s->caller_uid);
+	if ((uid_t)setfsuid((uid_t)-1) != s->caller_uid || (gid_t)setfsgid((gid_t)-1) != s->caller_gid)
+		rc = spawn_refuse(err, "could not take the caller's file-system identity");
+	for (i = 0; rc == 0 && i < s->n_roots; i++) {
+		fds[i] = spawn_open_root(&s->roots[i], err);
+		if (fds[i] == -1)
+			rc = -1;
+	}
+	setfsuid(0);
+	setfsgid(0);
+	/* Failing to become ourselves again is a broken invariant. */
+	if (syscall(SYS_setgroups, (size_t)n_saved, saved) == -1 || setfsuid((uid_t)-1) != 0)
+		abort();
+	return rc;
+}
+
+/* Replaces each O_PATH descriptor of FDS by a detached clone of its mount
+ * tree. It must happen here: open_tree on a descriptor of another mount
+ * namespace fails. */
+static int
+spawn_clone_trees(int *fds, size_t n, const struct spawn_spec *s, char **err)
+{
+	size_t i;
+	int tree;
+
+	for (i = 0; i < n; i++) {
+		tree = open_tree(fds[i], "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+		    AT_RECURSIVE | AT_EMPTY_PATH);
+		if (tree == -1)
+			return spawn_refuse(err, "cloning the mount tree of %s: %s",
+			    i < s->n_roots ? s->roots[i].path : s->home, strerror(errno));
+		close(fds[i]);
+		fds[i] = tree;
+	}
+	return 0;
+}
+
+/* In the clone, before exec: the channel at INITPROTO_FD, nothing else
+ * open (not even 0 to 2), an empty signal mask, an empty environment. */
+static void __attribute__((noreturn))
+spawn_child(int chan, const char *init_path)
+{
+	static char *const argv[] = { (char *)(uintptr_t)"corral-init", NULL };
+	static char *const envp[] = { NULL };
+	sigset_t none;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (chan == INITPROTO_FD ? fcntl(chan, F_SETFD, 0) == -1 : dup2(chan, INITPROTO_FD) == -1)
+		_exit(127);
+	close_range(INITPROTO_FD + 1, ~0U, 0);
+	close_range(0, INITPROTO_FD - 1, 0);
+	execve(init_path, argv, envp);
+	_exit(127);
+}
+
+/* clone3 into the new namespaces (and CGROUP_FD's cgroup when >= 0). */
+static pid_t
+spawn_clone(struct spawn *sp, int child_chan, const char *init_path, int cgroup_fd)
+{
+	struct clone_args args = {
+		.flags = SPAWN_NS_FLAGS | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)&sp->pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	pid_t pid;
+
+	if (cgroup_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgroup_fd;
+	}
+	/* Like fork, but nothing of libc runs in the child (no atfork
+	 * handlers), and the child only sets up descriptors and execs. */
+	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0)
+		spawn_child(child_chan, init_path);
+	return pid;
+}
+
+/* Fills SP's copy of the protocol spec from S and the trees in FDS. */
+static void
+spawn_fill(struct spawn *sp, const struct spawn_spec *s, const int *fds)
+{
+	struct initproto_spec *is = &sp->ispec;
+	size_t i;
+
+	is->uid = s->uid;
+	is->gid = s->gid;
+	is->hostname = sp->name;
+	is->gateway = s->gateway;
+	is->home = s->home;
+	is->runtime = s->runtime != NULL ? s->runtime : "";
+	is->n_roots = s->n_roots;
+	for (i = 0; i < s->n_roots; i++) {
+		is->root_path[i] = s->roots[i].path;
+		is->root_ro[i] = s->roots[i].read_only;
+		is->root_fd[i] = fds[i];
+		if (s->workdir == NULL && sp->workdir == NULL && !s->roots[i].read_only)
+			sp->workdir = xstrdup(s->roots[i].path);
+	}
+	is->home_fd = fds[s->n_roots];
+	if (s->workdir != NULL)
+		sp->workdir = xstrdup(s->workdir);
+	else if (sp->workdir == NULL)
+		sp->workdir = xstrdup(s->home);
+	is->workdir = sp->workdir;
+}
+
+/* Starts corral-init, which waits for the spec. */
+static int
+spawn_launch(struct spawn *sp, const struct spawn_spec *s, char **err)
+{
+	char ns[64];
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return spawn_refuse(err, "socketpair: %s", strerror(errno));
+	sp->chan = sv[0];
+	sp->pid = spawn_clone(sp, sv[1], s->init_path, s->cgroup_fd);
+	close(sv[1]);
+	if (sp->pid == -1)
+		return spawn_refuse(err, "clone3 of corral-init: %s", strerror(errno));
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/net", (int)sp->pid);
+	sp->netns = open(ns, O_RDONLY | O_CLOEXEC);
+	if (sp->netns == -1)
+		return spawn_refuse(err, "opening %s: %s", ns, strerror(errno));
+	return 0;
+}
+
+/* Closes every tree SP still holds. */
+static void
+spawn_close_trees(struct spawn *sp)
+{
+	size_t i;
+
+	for (i = 0; i < sp->ispec.n_roots; i++) {
+		if (sp->ispec.root_fd[i] != -1)
+			close(sp->ispec.root_fd[i]);
+		sp->ispec.root_fd[i] = -1;
+	}
+	if (sp->ispec.home_fd != -1)
+		close(sp->ispec.home_fd);
+	sp->ispec.home_fd = -1;
+	sp->ispec.n_roots = 0;
+}
+
+struct spawn *
+spawn_start(const struct spawn_spec *s, char **err)
+{
+	struct spawn *sp = xcalloc(1, sizeof(*sp));
+	int fds[SPAWN_ROOTS_MAX + 1];
+	size_t i;
+
+	sp->pid = sp->pidfd = sp->netns = sp->chan = sp->ispec.home_fd = -1;
+	for (i = 0; i <= SPAWN_ROOTS_MAX; i++)
+		fds[i] = -1;
+	if (spawn_check(s, err) == -1 || spawn_open_roots(s, fds, err) == -1)
+		goto fail;
+	/* HOME is the daemon's own folder: opened with its rights. */
+	fds[s->n_roots] = spawn_open_path(s->home);
+	if (fds[s->n_roots] == -1) {
+		spawn_refuse(err, "HOME %s: %s", s->home, strerror(errno));
+		goto fail;
+	}
+	if (spawn_clone_trees(fds, s->n_roots + 1, s, err) == -1)
+		goto fail;
+	sp->name = xstrdup(s->name);
+	spawn_fill(sp, s, fds);
+	for (i = 0; i <= SPAWN_ROOTS_MAX; i++)
+		fds[i] = -1;
+	if (spawn_launch(sp, s, err) == -1)
+		goto fail;
+	return sp;
+fail:
+	for (i = 0; i <= SPAWN_ROOTS_MAX; i++) {
+		if (fds[i] != -1)
+			close(fds[i]);
+	}
+	spawn_free(sp);
+	return NULL;
+}
+
+int
+spawn_ready(struct spawn *sp, int timeout_ms, char **err)
+{
+	struct initproto_msg *m = xmalloc(sizeof(*m));
+	struct pollfd p = { .fd = sp->chan, .events = POLLIN };
+	const char *text;
+	uint32_t flags, abi;
+	int rc = -1, n;
+
+	initproto_spec_encode(m, &sp->ispec);
+	if (initproto_send(sp->chan, m) == -1) {
+		spawn_refuse(err, "sandbox %s: sending the spec to corral-init: %s", sp->name,
+		    strerror(errno));
+		goto out;
+	}
+	/* corral-init holds its own copies now. */
+	spawn_close_trees(sp);
+	do {
+		n = poll(&p, 1, timeout_ms);
+	} while (n == -1 && errno == EINTR);
+	if (n == 0) {
+		spawn_refuse(err, "sandbox %s: corral-init did not answer within %d ms",
+		    sp->name, timeout_ms);
+		goto out;
+	}
+	n = initproto_recv(sp->chan, m);
+	if (n == 1 && m->type == INITPROTO_READY && initproto_get_u32(m, &flags) == 0 &&
+	    initproto_get_u32(m, &abi) == 0 && initproto_get_end(m, 0) == 0) {
+		sp->ready = true;
+		sp->landlock_abi = (int)abi;
+		sp->seccomp = flags & INITPROTO_READY_SECCOMP;
+		rc = 0;
+	} else if (n == 1 && m->type == INITPROTO_ERROR && initproto_get_u32(m, &flags) == 0 &&
+	    initproto_get_str(m, &text) == 0) {
+		spawn_refuse(err, "sandbox %s refused by corral-init: %s", sp->name, text);
+	} else {
+		spawn_refuse(err, "sandbox %s: corral-init %s", sp->name,
+		    n == 0 ? "exited before answering" : "answered something else than READY");
+	}
+out:
+	initproto_msg_clear(m);
+	free(m);
+	return rc;
+}
+
+pid_t
+spawn_pid(const struct spawn *sp)
+{
+	return sp->pid;
+}
+
+int
+spawn_pidfd(const struct spawn *sp)
+{
+	return sp->pidfd;
+}
+
+int
+spawn_netns_fd(const struct spawn *sp)
+{
+	return sp->netns;
+}
+
+int
+spawn_landlock_abi(const struct spawn *sp)
+{
+	return sp->landlock_abi;
+}
+
+bool
+spawn_seccomp(const struct spawn *sp)
+{
+	return sp->seccomp;
+}
+
+int
+spawn_take_channel(struct spawn *sp)
+{
+	int fd = sp->chan;
+
+	if (!sp->ready)
+		return -1;
+	sp->chan = -1;
+	return fd;
+}
+
+void
+spawn_free(struct spawn *sp)
+{
+	if (sp == NULL)
+		return;
+	spawn_close_trees(sp);
+	if (sp->chan != -1)
+		close(sp->chan);
+	/* Never ready: nobody else knows of this corral-init. */
+	if (!sp->ready && sp->pid > 0) {
+		if (sp->pidfd != -1)
+			syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
+		else
+			kill(sp->pid, SIGKILL);
+		while (waitpid(sp->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	if (sp->pidfd != -1)
+		close(sp->pidfd);
+	if (sp->netns != -1)
+		close(sp->netns);
+	free(sp->workdir);
+	free(sp->name);
+	free(sp);
+}

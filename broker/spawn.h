@@ -1,0 +1,75 @@
+/* Starting a sandbox's corral-init, for the root monitor (DESIGN section
+ * 2, steps 1, 2, 5 to 7).
+ *
+ * spawn_start() checks the spec, opens every root once with the caller's
+ * fsuid, fsgid and groups (O_PATH, no symlink anywhere on the path),
+ * clones each as a detached mount tree in the host's mount namespace, and
+ * starts corral-init in new mount, pid, network, UTS and IPC namespaces
+ * (in the cgroup given, from its first instruction). corral-init then
+ * waits, with nothing but its channel open, so the caller can wire the
+ * network into spawn_netns_fd() and join the v1 cgroups of spawn_pid().
+ * spawn_ready() sends the spec and the trees and waits until corral-init
+ * has built the file system, dropped to run_as and answered, or refused.
+ *
+ * Errors: NULL or -1 and a one-line reason in *ERR (the caller frees it)
+ * that says what was refused and why. Nothing here logs. */
+#ifndef CORRAL_SPAWN_H
+#define CORRAL_SPAWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SPAWN_READY_TIMEOUT_MS 5000     /* for corral-init to build and answer */
+#define SPAWN_ROOTS_MAX 32              /* roots of one sandbox */
+
+/* One of the caller's folders, shown at its own path. */
+struct spawn_root {
+	const char *path;       /* absolute, without symlinks, ".", ".." or "//" */
+	bool read_only;
+};
+
+struct spawn_spec {
+	const char *name;       /* ^[a-z0-9][a-z0-9-]{0,62}$: the hostname inside */
+	uid_t uid;              /* run_as; 0 is refused */
+	gid_t gid;              /* run_as's primary group, its only group; 0 is refused */
+	uid_t caller_uid;       /* whose rights open the roots (SO_PEERCRED) */
+	gid_t caller_gid;
+	const gid_t *caller_groups;     /* SO_PEERGROUPS */
+	size_t n_caller_groups;
+	const struct spawn_root *roots;
+	size_t n_roots;         /* 1 to SPAWN_ROOTS_MAX */
+	const char *home;       /* HOME, a folder the daemon prepared (opened
+	                         * with the daemon's rights), at its own path */
+	const char *workdir;    /* commands' default cwd; NULL: the first
+	                         * writable root, else HOME */
+	const char *gateway;    /* the sandbox's gateway: its only nameserver */
+	const char *runtime;    /* corral's runtime folder, shown read-only, or NULL */
+	const char *init_path;  /* the corral-init binary */
+	int cgroup_fd;          /* a cgroup v2 folder for CLONE_INTO_CGROUP, or -1 */
+};
+
+struct spawn;
+
+/* Checks SPEC and starts corral-init, which then waits for spawn_ready. */
+struct spawn *spawn_start(const struct spawn_spec *spec, char **err);
+/* corral-init's pid in the host's pid namespace. */
+pid_t spawn_pid(const struct spawn *sp);
+/* A pidfd of corral-init (owned by SP). */
+int spawn_pidfd(const struct spawn *sp);
+/* The sandbox's network namespace (owned by SP), for moving the veth in. */
+int spawn_netns_fd(const struct spawn *sp);
+/* Sends the spec and waits at most TIMEOUT_MS for corral-init's answer. */
+int spawn_ready(struct spawn *sp, int timeout_ms, char **err);
+/* After spawn_ready: the Landlock ABI corral-init put in force (0: none)
+ * and whether the workload seccomp filter can be applied. */
+int spawn_landlock_abi(const struct spawn *sp);
+bool spawn_seccomp(const struct spawn *sp);
+/* Hands the exec channel over (to exec_channel_new); -1 before ready. */
+int spawn_take_channel(struct spawn *sp);
+/* Closes what SP still owns. A corral-init that never became ready is
+ * killed and reaped here; a ready one ends when its channel closes, and
+ * the caller reaps it (spawn_pid). Accepts NULL. */
+void spawn_free(struct spawn *sp);
+
+#endif
