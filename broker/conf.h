@@ -39,6 +39,7 @@ struct config_host_proxy {
 	bool enabled;
 	char *listen;                   /* "127.0.0.1:3128" or "[::1]:3128" */
 	char *transparent;              /* loopback ADDRESS:PORT for redirected connections, or NULL */
+	char *dns;                      /* loopback ADDRESS:PORT of a DNS stub, or NULL */
 	char *policy;                   /* a policy file, or NULL for PROFILE */
 	char *profile;                  /* a profile name (default strict) */
 	char *cgroup;                   /* clients identified when in this cgroup (v2 path), or NULL */

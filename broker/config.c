@@ -101,7 +101,8 @@ struct raw_config {
 	const struct yamltree_node *egress, *allow_cidrs, *connect_timeout, *idle_timeout;
 	const struct yamltree_node *tunnels_per_sandbox, *handshake_timeout, *header_max, *tunnels;
 	const struct yamltree_node *credentials;
-	const struct yamltree_node *host_proxy, *listen, *transparent, *policy, *profile, *cgroup;
+	const struct yamltree_node *host_proxy, *listen, *transparent, *dns_listen, *policy, *profile,
+	    *cgroup;
 	struct raw_credential *creds;
 	size_t ncreds;
 };
@@ -143,6 +144,7 @@ static const struct yamltree_field config_egress_fields[] = {
 static const struct yamltree_field config_host_proxy_fields[] = {
 	{ "listen", YAMLTREE_SCALAR, RAW(listen), false, NULL },
 	{ "transparent", YAMLTREE_SCALAR, RAW(transparent), false, NULL },
+	{ "dns", YAMLTREE_SCALAR, RAW(dns_listen), false, NULL },
 	{ "policy", YAMLTREE_SCALAR, RAW(policy), false, NULL },
 	{ "profile", YAMLTREE_SCALAR, RAW(profile), false, NULL },
 	{ "cgroup", YAMLTREE_SCALAR, RAW(cgroup), false, NULL },
@@ -849,6 +851,8 @@ config_host_proxy(struct yamltree_ctx *ctx, const struct raw_config *raw, struct
 		config_listen(ctx, raw->listen, "listen", &cfg->host_proxy.listen);
 	if (raw->transparent != NULL)
 		config_listen(ctx, raw->transparent, "transparent", &cfg->host_proxy.transparent);
+	if (raw->dns_listen != NULL)
+		config_listen(ctx, raw->dns_listen, "dns", &cfg->host_proxy.dns);
 	if (raw->profile != NULL)
 		config_profile(ctx, raw->profile, cfg);
 	config_cgroup_place(ctx, raw->cgroup, cfg);
@@ -942,6 +946,7 @@ config_free(struct config *c)
 	free(c->credentials);
 	free(c->host_proxy.listen);
 	free(c->host_proxy.transparent);
+	free(c->host_proxy.dns);
 	free(c->host_proxy.policy);
 	free(c->host_proxy.profile);
 	free(c->host_proxy.cgroup);

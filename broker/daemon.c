@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "broker/daemon.h"
 #include "common/log.h"
 #include "egress-proxy/addr.h"
+#include "egress-proxy/identify.h"
 #include "egress-proxy/ledger.h"
 #include "egress-proxy/proxy.h"
 #include "egress-proxy/resolve.h"
@@ -94,28 +96,60 @@ daemon_loopback_net(int family, struct sockaddr_storage *net, unsigned *prefix)
 	}
 }
 
-/* The transparent listener of host mode, for connections an nftables
- * rule of the operator's redirects. Bound to loopback, it can only be
- * reached by the host's own processes, whatever their source address. */
+typedef int (*daemon_listen_fn)(struct proxy_tenant *, const struct sockaddr *, socklen_t,
+    const struct sockaddr *, unsigned);
+
+/* One more host-mode listener (transparent, DNS) at WHERE, the config's
+ * KEY. Bound to loopback, it can only be reached by the host's own
+ * processes, whatever their source address, so any client is taken. */
 static int
-daemon_host_transparent_start(struct daemon *d)
+daemon_host_listener(struct daemon *d, const char *key, const char *where,
+    daemon_listen_fn listen_fn)
 {
-	const char *where = d->cfg->host_proxy.transparent;
 	struct sockaddr_storage sa, any = { 0 };
 	socklen_t len;
 
+	if (where == NULL)
+		return 0;
 	if (daemon_parse_listen(where, &sa, &len) == -1) {
-		log_error("host_proxy.transparent %s: not ADDRESS:PORT", where);
+		log_error("host_proxy.%s %s: not ADDRESS:PORT", key, where);
 		return -1;
 	}
 	any.ss_family = sa.ss_family;
-	if (proxy_tenant_listen_transparent(d->host, (struct sockaddr *)&sa, len,
-	    (struct sockaddr *)&any, 0) == -1) {
-		log_error("host proxy: cannot listen on %s: %s", where, strerror(errno));
+	if (listen_fn(d->host, (struct sockaddr *)&sa, len, (struct sockaddr *)&any, 0) == -1) {
+		log_error("host proxy: cannot listen on %s for %s: %s", where, key,
+		    strerror(errno));
 		return -1;
 	}
-	log_info("host proxy: transparent listener on %s, port %u", where,
-	    proxy_tenant_transparent_port(d->host));
+	log_info("host proxy: %s listener on %s", key, where);
+	return 0;
+}
+
+/* Watches host_proxy.cgroup: connections its processes open are recorded
+ * with their executables, so binary-scoped entries can be judged. */
+static int
+daemon_host_identify_start(struct daemon *d)
+{
+	const char *path = d->cfg->host_proxy.cgroup;
+	enum identify_err e;
+	int cg, diag;
+
+	if (path == NULL)
+		return 0;
+	if ((cg = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		log_error("host_proxy.cgroup %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((e = identify_load(&d->identify)) == IDENTIFY_OK)
+		e = identify_attach(d->identify, cg, &d->host_watch);
+	close(cg);
+	if (e != IDENTIFY_OK || (diag = identify_diag_open()) == -1) {
+		log_error("host_proxy.cgroup %s: cannot identify binaries: %s", path,
+		    e != IDENTIFY_OK ? identify_strerror(e) : strerror(errno));
+		return -1;
+	}
+	proxy_tenant_set_identity(d->host, diag, identify_map_fd(d->identify), NULL, 0);
+	log_info("host proxy: identifying the binaries of cgroup %s", path);
 	return 0;
 }
 
@@ -147,7 +181,11 @@ daemon_host_proxy_start(struct daemon *d)
 	}
 	log_info("host proxy listening on %s, port %u", d->cfg->host_proxy.listen,
 	    proxy_tenant_connect_port(d->host));
-	return d->cfg->host_proxy.transparent != NULL ? daemon_host_transparent_start(d) : 0;
+	if (daemon_host_identify_start(d) == -1 ||
+	    daemon_host_listener(d, "transparent", d->cfg->host_proxy.transparent,
+	    proxy_tenant_listen_transparent) == -1)
+		return -1;
+	return daemon_host_listener(d, "dns", d->cfg->host_proxy.dns, proxy_tenant_listen_dns);
 }
 
 void
@@ -218,6 +256,8 @@ daemon_shutdown(struct daemon *d)
 	proxy_free(d->proxy);
 	d->proxy = NULL;
 	d->host = NULL;
+	identify_detach(d->host_watch);
+	identify_unload(d->identify);
 	resolver_free(d->resolver);
 	addr_policy_free(d->addrs);
 	ledger_close(d->ledger);

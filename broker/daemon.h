@@ -8,6 +8,8 @@
 
 struct addr_policy;
 struct api;
+struct identify_attachment;
+struct identify_bpf;
 struct config;
 struct event_base;
 struct ledger;
@@ -26,6 +28,8 @@ struct daemon {
 	struct addr_policy *addrs;
 	struct proxy *proxy;
 	struct proxy_tenant *host;      /* the host mode's tenant, or NULL */
+	struct identify_bpf *identify;  /* the identification program, when loaded */
+	struct identify_attachment *host_watch;  /* it, on host_proxy.cgroup */
 	struct api *api;
 };
 

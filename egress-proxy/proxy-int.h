@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "egress-proxy/identify.h"
 #include "egress-proxy/ledger.h"
 #include "egress-proxy/proxy.h"
 
@@ -47,6 +48,9 @@ struct proxy_tenant {
 	struct proxy_listener *connect_listener;
 	struct proxy_listener *transparent_listener;
 	struct dnsstub *dnsstub;                /* the tenant's DNS stub, or NULL */
+	int diag_fd;                            /* identification: -1 when off */
+	int map_fd;
+	struct identify_boundary boundary;
 	struct session *sessions;               /* every open connection */
 	unsigned tunnels;
 	struct proxy_tenant *next;
@@ -59,6 +63,7 @@ struct proxy {
 	const struct addr_policy *addrs;
 	struct proxy_limits limits;
 	char *scratch;                          /* RELAY_CHUNK_BYTES, shared by every relay */
+	struct identify_owner *owner;           /* one identification's answer, reused */
 	unsigned tunnels;
 	uint64_t generations;
 	int reserve_fd;                         /* given back on EMFILE so accept can shed */

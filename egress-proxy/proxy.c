@@ -94,8 +94,9 @@ proxy_new(struct event_base *base, struct resolver *resolver, struct ledger *led
 		p->limits.header_max_bytes = PROXY_HEADER_MAX_BYTES;
 	p->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	p->scratch = malloc(RELAY_CHUNK_BYTES);
+	p->owner = malloc(sizeof(*p->owner));
 	p->reaper = event_new(base, -1, 0, proxy_on_reap, p);
-	if (p->scratch == NULL || p->reaper == NULL) {
+	if (p->scratch == NULL || p->owner == NULL || p->reaper == NULL) {
 		proxy_free(p);
 		return NULL;
 	}
@@ -115,6 +116,7 @@ proxy_free(struct proxy *p)
 	if (p->reserve_fd != -1)
 		close(p->reserve_fd);
 	free(p->scratch);
+	free(p->owner);
 	free(p);
 }
 
@@ -126,6 +128,7 @@ proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct p
 	if (t == NULL)
 		return NULL;
 	t->proxy = p;
+	t->diag_fd = t->map_fd = -1;
 	t->host_mode = info->host_mode;
 	t->name = strdup(info->name);
 	t->session_id = info->session_id != NULL ? strdup(info->session_id) : NULL;
@@ -186,6 +189,8 @@ proxy_tenant_free(struct proxy_tenant *t)
 		session_abort(t->sessions);
 	policy_gen_unref(t->gen);
 	denial_ring_free(t->denials);
+	if (t->diag_fd != -1)
+		close(t->diag_fd);
 	free(t->name);
 	free(t->session_id);
 	free(t->agent);
@@ -378,6 +383,20 @@ uint16_t
 proxy_tenant_connect_port(const struct proxy_tenant *t)
 {
 	return t->connect_listener != NULL ? t->connect_listener->port : 0;
+}
+
+void
+proxy_tenant_set_identity(struct proxy_tenant *t, int diag_fd, int map_fd,
+    const pid_t *boundary, size_t nboundary)
+{
+	if (t->diag_fd != -1)
+		close(t->diag_fd);
+	t->diag_fd = diag_fd;
+	t->map_fd = map_fd;
+	if (nboundary > IDENTIFY_BOUNDARIES_MAX)
+		nboundary = IDENTIFY_BOUNDARIES_MAX;
+	t->boundary.n = nboundary;
+	memcpy(t->boundary.pids, boundary, nboundary * sizeof(*boundary));
 }
 
 int

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "egress-proxy/denials.h"
 
@@ -79,6 +80,13 @@ uint16_t proxy_tenant_transparent_port(const struct proxy_tenant *t);
 int proxy_tenant_listen_dns(struct proxy_tenant *t, const struct sockaddr *addr, socklen_t len,
     const struct sockaddr *client_net, unsigned client_prefix);
 uint16_t proxy_tenant_dns_port(const struct proxy_tenant *t);
+
+/* Lets T identify the binary behind a connection (DESIGN section 3, step
+ * 2): DIAG_FD is a NETLINK_SOCK_DIAG socket in the clients' network
+ * namespace (T owns it from now on), MAP_FD the identification map (not
+ * owned), BOUNDARY the pids where ancestors stop (corral-init, the shell). */
+void proxy_tenant_set_identity(struct proxy_tenant *t, int diag_fd, int map_fd,
+    const pid_t *boundary, size_t nboundary);
 
 /* Swaps T's policy for NEXT (owned from now on; already validated) at
  * once: connections decided from now on use it. With CLOSE_REVOKED, open

@@ -58,7 +58,11 @@ struct session {
 	uint16_t port;
 	enum ledger_mode mode;
 	const char *rule;               /* the entry that allowed it (in GEN) */
+	const struct policy_endpoint *endpoint; /* and its endpoint (in GEN) */
 	bool sni_check;
+	char *binary;                   /* the identified executable, or NULL */
+	char *allowed_by;               /* the executable (its own or an ancestor's) the entry matched */
+	int64_t pid;                    /* its pid, or LEDGER_NULL_INT */
 	bool transparent;               /* came through the fence: no proxy protocol */
 	struct sockaddr_storage orig;   /* transparent: where the client meant to go */
 	bool counted;                   /* counts against the tunnel limits */
@@ -98,6 +102,8 @@ session_record_init(const struct session *s, struct ledger_record *rec, enum led
 	rec->host = s->host[0] != '\0' ? s->host : NULL;
 	rec->port = s->port != 0 ? s->port : LEDGER_NULL_INT;
 	rec->ip = s->ip[0] != '\0' ? s->ip : NULL;
+	rec->binary = s->binary;
+	rec->pid = s->pid;
 }
 
 static void
@@ -171,6 +177,8 @@ session_free(struct session *s)
 	if (s->gen != NULL)
 		policy_gen_unref(s->gen);
 	tls_reader_free(s->hello);
+	free(s->binary);
+	free(s->allowed_by);
 	free(s->in);
 	free(s->req);
 	free(s);
@@ -221,8 +229,10 @@ session_deny(struct session *s, const char *reason)
 	rec.decision = LEDGER_DECISION_DENY;
 	rec.reason = reason;
 	ledger_write(p->ledger, &rec);
-	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, NULL, -1, reason);
-	len = reply_forbidden(reply, sizeof(reply), s->host, s->port, NULL, reason, s->tenant->name);
+	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, s->binary,
+	    s->binary != NULL ? s->pid : -1, reason);
+	len = reply_forbidden(reply, sizeof(reply), s->host, s->port, s->binary, reason,
+	    s->tenant->name);
 	session_reply_and_close(s, reply, len, reason);
 }
 
@@ -575,13 +585,10 @@ session_dial(struct session *s)
 static void
 session_on_addresses(struct session *s, const struct resolve_result *res)
 {
-	const struct policy_endpoint *ep = NULL;
-	enum addr_verdict v = ADDR_DENY_INVALID;
-	struct policy_match m;
-
 	/* The entry's allowed_ips widen the internal ranges it may reach. */
-	if (policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m) == POLICY_ALLOW)
-		ep = m.endpoint;
+	const struct policy_endpoint *ep = s->endpoint;
+	enum addr_verdict v = ADDR_DENY_INVALID;
+
 	for (size_t i = 0; i < res->naddrs; i++) {
 		v = addr_check(session_proxy(s)->addrs, (const struct sockaddr *)&res->addrs[i],
 		    ep != NULL ? ep->allowed_ips : NULL, ep != NULL ? ep->nallowed_ips : 0);
@@ -637,22 +644,70 @@ session_resolve(struct session *s)
 		session_fail(s, 503, "out_of_memory");
 }
 
+/* The client's connection as the client sees it: its own address, and
+ * where it connected (the listener, or where the fence redirected it from). */
+static int
+session_client_tuple(struct session *s, struct identify_tuple *tuple)
+{
+	socklen_t len = sizeof(tuple->local);
+
+	memset(tuple, 0, sizeof(*tuple));
+	if (getpeername(s->client_fd, (struct sockaddr *)&tuple->local, &len) == -1)
+		return -1;
+	if (s->transparent) {
+		tuple->remote = s->orig;
+		return 0;
+	}
+	len = sizeof(tuple->remote);
+	return getsockname(s->client_fd, (struct sockaddr *)&tuple->remote, &len);
+}
+
+/* Every entry naming the endpoint is scoped to binaries: asks which
+ * process opened the client's socket (its executable and its ancestors')
+ * and judges again with them. *REASON says why when it refuses. */
+static enum policy_verdict
+session_decide_by_binary(struct session *s, struct policy_match *m, const char **reason)
+{
+	struct proxy_tenant *t = s->tenant;
+	struct identify_owner *o = session_proxy(s)->owner;
+	const char *chain[1 + IDENTIFY_ANCESTORS_MAX];
+	struct identify_tuple tuple;
+	enum policy_verdict v;
+
+	*reason = "binary_not_identified";
+	if (t->diag_fd == -1 || session_client_tuple(s, &tuple) == -1 ||
+	    identify_lookup(t->diag_fd, t->map_fd, &tuple, &t->boundary, o) != IDENTIFY_OK)
+		return POLICY_DENY_BINARY;
+	chain[0] = o->exe;
+	memcpy(chain + 1, o->ancestors, o->n_ancestors * sizeof(chain[0]));
+	s->binary = strdup(o->exe);
+	s->pid = o->pid;
+	v = policy_index_decide(s->gen->index, s->host, s->port, chain, 1 + o->n_ancestors, m);
+	*reason = policy_verdict_reason(v);
+	return v;
+}
+
 /* Judges the request by the tenant's current policy. */
 static void
 session_decide(struct session *s)
 {
+	const char *reason = NULL;
 	struct policy_match m;
 	enum policy_verdict v;
 
 	v = policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m);
 	if (v == POLICY_NEED_BINARY)
-		v = POLICY_DENY_BINARY;         /* no identification record: refuse scoped entries */
+		v = session_decide_by_binary(s, &m, &reason);
 	if (v != POLICY_ALLOW) {
-		session_deny(s, v == POLICY_DENY_BINARY ? "binary_not_identified" :
-		    policy_verdict_reason(v));
+		session_deny(s, reason != NULL ? reason : policy_verdict_reason(v));
 		return;
 	}
 	s->rule = m.rule->name;
+	s->endpoint = m.endpoint;
+	if (m.binary != NULL && (s->allowed_by = strdup(m.binary)) == NULL) {
+		session_fail(s, 503, "out_of_memory");
+		return;
+	}
 	s->sni_check = m.endpoint->sni_check && s->mode == LEDGER_MODE_CONNECT;
 	session_resolve(s);
 }
@@ -910,6 +965,7 @@ session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *pee
 	s->client_fd = fd;
 	s->upstream_fd = -1;
 	s->id = ledger_next_id();
+	s->pid = LEDGER_NULL_INT;
 	s->start_us = time_now_us();
 	s->mode = LEDGER_MODE_CONNECT;
 	s->gen = policy_gen_ref(t->gen);
@@ -940,14 +996,17 @@ session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *pee
 bool
 session_close_if_revoked(struct session *s, const struct policy_gen *g)
 {
+	const char *chain[1] = { s->allowed_by };
 	struct policy_match m;
 
 	if (s->state != SESSION_RELAY && s->state != SESSION_SNIFF)
 		return false;
-	if (policy_index_decide(g->index, s->host, s->port, NULL, 0, &m) == POLICY_ALLOW)
+	/* Judged as it was: by the executable that allowed it, if any. */
+	if (policy_index_decide(g->index, s->host, s->port, s->allowed_by != NULL ? chain : NULL,
+	    s->allowed_by != NULL ? 1 : 0, &m) == POLICY_ALLOW)
 		return false;
-	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, NULL, -1,
-	    "revoked_by_policy_change");
+	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, s->binary,
+	    s->binary != NULL ? s->pid : -1, "revoked_by_policy_change");
 	session_close(s, "revoked_by_policy_change");
 	return true;
 }
