@@ -1,0 +1,347 @@
+/* Tests of broker/init/initproto: messages that round-trip over a real
+ * SOCK_SEQPACKET pair with their descriptors, and the malformed ones each
+ * side must refuse whole (short, long, bad text, wrong descriptor count,
+ * unknown type), without keeping any descriptor that came with them. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "broker/init/initproto.h"
+
+struct pair {
+	int a, b;
+	struct initproto_msg *m;
+};
+
+static int
+setup(void **state)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+	int sv[2];
+
+	if (p == NULL || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return -1;
+	p->a = sv[0];
+	p->b = sv[1];
+	p->m = malloc(sizeof(*p->m));
+	*state = p;
+	return p->m == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct pair *p = *state;
+
+	close(p->a);
+	close(p->b);
+	free(p->m);
+	free(p);
+	return 0;
+}
+
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d != NULL && readdir(d) != NULL)
+		n++;
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/* Sends the raw datagram of WORDS (host order) and optionally FDS. */
+static void
+send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t n_fds)
+{
+	static struct initproto_msg m;
+
+	initproto_msg_init(&m, 0);
+	memcpy(&m.type, bytes, sizeof(m.type));
+	memcpy(m.body, (const char *)bytes + sizeof(m.type), len - sizeof(m.type));
+	m.len = len - sizeof(m.type);
+	memcpy(m.fds, fds, n_fds * sizeof(int));
+	m.n_fds = n_fds;
+	assert_int_equal(initproto_send(sock, &m), 0);
+}
+
+static void
+test_spec_round_trips_with_its_trees(void **state)
+{
+	struct pair *p = *state;
+	struct initproto_spec s = { .uid = 1000, .gid = 1001, .hostname = "box",
+		.gateway = "10.231.0.1", .home = "/var/lib/corral/h", .workdir = "/w",
+		.runtime = "", .n_roots = 2, .root_path = { "/w", "/r" },
+		.root_ro = { false, true } };
+	struct initproto_spec got;
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	s.root_fd[0] = fds[0];
+	s.root_fd[1] = fds[1];
+	s.home_fd = fds[0];
+	initproto_spec_encode(p->m, &s);
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_spec_decode(p->m, &got), 0);
+	assert_int_equal(got.uid, 1000);
+	assert_int_equal(got.gid, 1001);
+	assert_string_equal(got.hostname, "box");
+	assert_string_equal(got.root_path[1], "/r");
+	assert_true(got.root_ro[1]);
+	assert_false(got.root_ro[0]);
+	assert_int_equal(write(fds[1], "x", 1), 1);
+	close(got.root_fd[1]);
+	close(got.home_fd);
+	assert_true(got.root_fd[0] >= 0);
+	close(got.root_fd[0]);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void
+test_exec_round_trips_in_pipes_and_tty_mode(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_exec e, got;
+	int i;
+
+	e = (struct initproto_exec){ .id = 7, .cwd = "", .argc = 2,
+		.argv = { "sh", "-c" }, .envc = 1, .envp = { "A=b" },
+		.stdio = { 0, 1, 2 } };
+	initproto_exec_encode(p->m, &e);
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_exec_decode(p->m, &got), 0);
+	assert_int_equal(got.id, 7);
+	assert_string_equal(got.argv[1], "-c");
+	assert_null(got.argv[2]);
+	assert_string_equal(got.envp[0], "A=b");
+	assert_null(got.envp[1]);
+	for (i = 0; i < 3; i++) {
+		assert_true(got.stdio[i] > 2);
+		close(got.stdio[i]);
+	}
+	e.tty = true;
+	e.rows = 24;
+	e.cols = 80;
+	initproto_exec_encode(p->m, &e);
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_exec_decode(p->m, &got), 0);
+	assert_true(got.tty);
+	assert_int_equal(got.cols, 80);
+	assert_int_equal(got.stdio[0], -1);
+}
+
+static void
+test_exec_with_descriptors_in_tty_mode_is_refused(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_exec e, got;
+	int before = count_fds();
+
+	e = (struct initproto_exec){ .id = 1, .tty = false, .cwd = "", .argc = 1,
+		.argv = { "true" }, .stdio = { 0, 1, 2 } };
+	initproto_exec_encode(p->m, &e);
+	/* Flip the tty flag (the word after the id) with the fds still attached. */
+	p->m->body[4] = 1;
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
+	assert_int_equal(errno, EBADMSG);
+	initproto_msg_clear(p->m);
+	assert_int_equal(count_fds(), before);
+}
+
+/* A raw message being written by hand. */
+struct raw {
+	unsigned char b[512];
+	size_t n;
+};
+
+static void
+raw_u32(struct raw *r, uint32_t w)
+{
+	memcpy(r->b + r->n, &w, sizeof(w));
+	r->n += sizeof(w);
+}
+
+static void
+raw_str(struct raw *r, const char *s)
+{
+	raw_u32(r, (uint32_t)strlen(s) + 1);
+	memcpy(r->b + r->n, s, strlen(s) + 1);
+	r->n += strlen(s) + 1;
+}
+
+static void
+test_exec_without_arguments_is_refused(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_exec got;
+	struct raw r = { .n = 0 };
+
+	raw_u32(&r, INITPROTO_EXEC);
+	raw_u32(&r, 1);         /* id */
+	raw_u32(&r, 1);         /* tty */
+	raw_u32(&r, 24);
+	raw_u32(&r, 80);
+	raw_str(&r, "");        /* cwd */
+	raw_u32(&r, 0);         /* argc */
+	raw_u32(&r, 0);         /* envc */
+	send_raw(p->a, r.b, r.n, NULL, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
+}
+
+static void
+test_text_without_its_nul_is_refused(void **state)
+{
+	struct pair *p = *state;
+	unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'a', 'b', 'c' };
+	const char *s;
+	uint32_t id;
+
+	send_raw(p->a, raw, sizeof(raw), NULL, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_get_u32(p->m, &id), 0);
+	assert_int_equal(initproto_get_str(p->m, &s), -1);
+}
+
+static void
+test_text_with_a_nul_inside_is_refused(void **state)
+{
+	struct pair *p = *state;
+	unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'a', 0, 0 };
+	const char *s;
+	uint32_t id;
+
+	send_raw(p->a, raw, sizeof(raw), NULL, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_get_u32(p->m, &id), 0);
+	assert_int_equal(initproto_get_str(p->m, &s), -1);
+}
+
+static void
+test_text_longer_than_the_message_is_refused(void **state)
+{
+	struct pair *p = *state;
+	unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 'a', 0 };
+	const char *s;
+	uint32_t id;
+
+	send_raw(p->a, raw, sizeof(raw), NULL, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_get_u32(p->m, &id), 0);
+	assert_int_equal(initproto_get_str(p->m, &s), -1);
+}
+
+static void
+test_trailing_bytes_are_refused(void **state)
+{
+	struct pair *p = *state;
+	uint32_t words[] = { INITPROTO_EXITED, 4, 0, 99 };
+	uint32_t id, code;
+
+	send_raw(p->a, words, sizeof(words), NULL, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_get_u32(p->m, &id), 0);
+	assert_int_equal(initproto_get_u32(p->m, &code), 0);
+	assert_int_equal(initproto_get_end(p->m, 0), -1);
+}
+
+static void
+test_unknown_type_is_refused_and_its_fds_closed(void **state)
+{
+	struct pair *p = *state;
+	uint32_t words[] = { 99, 0 };
+	int before = count_fds(), fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	send_raw(p->a, words, sizeof(words), fds, 2);
+	close(fds[0]);
+	close(fds[1]);
+	assert_int_equal(initproto_recv(p->b, p->m), -1);
+	assert_int_equal(errno, EBADMSG);
+	assert_int_equal(count_fds(), before);
+}
+
+static void
+test_spec_with_too_many_roots_is_refused(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_spec got;
+	const char *texts[] = { "b", "10.0.0.1", "/h", "/w", "" };
+	struct raw r = { .n = 0 };
+	size_t i;
+
+	raw_u32(&r, INITPROTO_SPEC);
+	raw_u32(&r, 1000);
+	raw_u32(&r, 1000);
+	for (i = 0; i < 5; i++)
+		raw_str(&r, texts[i]);
+	raw_u32(&r, INITPROTO_ROOTS_MAX + 1);
+	send_raw(p->a, r.b, r.n, NULL, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_spec_decode(p->m, &got), -1);
+}
+
+static void
+test_message_over_the_limit_is_not_sent(void **state)
+{
+	struct pair *p = *state;
+	static char big[INITPROTO_MSG_MAX_BYTES];
+
+	memset(big, 'a', sizeof(big) - 1);
+	initproto_msg_init(p->m, INITPROTO_ERROR);
+	initproto_put_u32(p->m, 0);
+	initproto_put_str(p->m, big);
+	assert_int_equal(initproto_send(p->a, p->m), -1);
+	assert_int_equal(errno, EMSGSIZE);
+}
+
+static void
+test_peer_close_reads_as_zero(void **state)
+{
+	struct pair *p = *state;
+
+	close(p->a);
+	p->a = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_spec_round_trips_with_its_trees, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_round_trips_in_pipes_and_tty_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_with_descriptors_in_tty_mode_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_without_arguments_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_without_its_nul_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_with_a_nul_inside_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_longer_than_the_message_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trailing_bytes_are_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_type_is_refused_and_its_fds_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spec_with_too_many_roots_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_message_over_the_limit_is_not_sent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_close_reads_as_zero, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
