@@ -9,6 +9,7 @@
 # upstream server (its query log), and each decision has a dns record.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
 tb_install_traps
 tb_up || { echo "Bail out! no test bed"; exit 1; }
@@ -16,7 +17,7 @@ tb_up || { echo "Bail out! no test bed"; exit 1; }
 port=$(tb_free_port)
 dport=$(tb_free_port)
 ledger="$TB_DIR/log/egress.jsonl"
-cat >"$TB_DIR/policy.yaml" <<YAML
+corral_file "$TB_DIR/policy.yaml" <<YAML
 version: 1
 network_policies:
   code:
@@ -26,22 +27,13 @@ network_policies:
     endpoints: [{host: loopback.evil.test, port: 443}]
     binaries: [{path: "/**"}]
 YAML
-cat >"$TB_DIR/corrald.yaml" <<YAML
-socket: $TB_DIR/corrald.sock
-state_dir: $TB_DIR/state
-log_dir: $TB_DIR/log
-dns:
-  upstream: ["$TB_DNS_ADDR"]
-egress:
-  allow_cidrs: ["$TB_NET"]
+corral_config "$TB_DIR/corrald.yaml" <<YAML
 host_proxy:
   listen: 127.0.0.1:$port
   dns: 127.0.0.1:$dport
   policy: $TB_DIR/policy.yaml
 YAML
-chmod 0644 "$TB_DIR/policy.yaml" "$TB_DIR/corrald.yaml"
-tb_spawn_host corrald "$top_builddir/corrald" --foreground --config "$TB_DIR/corrald.yaml"
-tb_wait_listen host "$dport" udp || { echo "Bail out! no DNS stub: $(cat "$(tb_log corrald)")"; exit 1; }
+corral_start corrald "$TB_DIR/corrald.yaml" "$dport" udp
 
 stub() { tb_exec_host dig +time=2 +tries=1 -p "$dport" @127.0.0.1 "$@"; }
 

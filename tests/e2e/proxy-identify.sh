@@ -11,6 +11,7 @@
 # any binary needs no identification.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
 if [ -f /sys/fs/cgroup/cgroup.controllers ]; then cgroot=/sys/fs/cgroup
 elif [ -f /sys/fs/cgroup/unified/cgroup.controllers ]; then cgroot=/sys/fs/cgroup/unified
@@ -31,7 +32,7 @@ port=$(tb_free_port)
 ledger="$TB_DIR/log/egress.jsonl"
 cp "$(tb_ca_file)" "$TB_DIR/ca.pem" && chmod 0644 "$TB_DIR/ca.pem"
 ca="$TB_DIR/ca.pem"
-cat >"$TB_DIR/policy.yaml" <<YAML
+corral_file "$TB_DIR/policy.yaml" <<YAML
 version: 1
 network_policies:
   code:
@@ -41,20 +42,12 @@ network_policies:
     endpoints: [{host: example.com, port: 443}]
     binaries: [{path: "/**"}]
 YAML
-cat >"$TB_DIR/corrald.yaml" <<YAML
-socket: $TB_DIR/corrald.sock
-state_dir: $TB_DIR/state
-log_dir: $TB_DIR/log
-dns:
-  upstream: ["$TB_DNS_ADDR"]
-egress:
-  allow_cidrs: ["$TB_NET"]
+corral_config "$TB_DIR/corrald.yaml" <<YAML
 host_proxy:
   listen: 127.0.0.1:$port
   policy: $TB_DIR/policy.yaml
   cgroup: $cg
 YAML
-chmod 0644 "$TB_DIR/policy.yaml" "$TB_DIR/corrald.yaml"
 # `ip netns exec` mounts a fresh /sys, which hides the cgroup hierarchies:
 # corrald and the clients join the test host's network with nsenter.
 in_host() {
@@ -71,17 +64,6 @@ proxy="http://127.0.0.1:$port"
 # in_cgroup CMD...: runs CMD in the test host, inside the watched cgroup.
 in_cgroup() {
 	in_host sh -c 'echo $$ >"$0/cgroup.procs" && shift && exec "$@"' "$cg" _ "$@"
-}
-ledger_has() {
-	python3 - "$ledger" "$@" <<'PY'
-import json, sys
-path, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-for line in open(path):
-    rec = json.loads(line)
-    if all(str(rec.get(k)) == v for k, v in want.items()):
-        sys.exit(0)
-sys.exit(1)
-PY
 }
 
 in_cgroup git -c http.proxy="$proxy" -c http.sslCAInfo="$ca" \
@@ -110,9 +92,9 @@ check_contains "outside the watched cgroup, a binary-scoped entry refuses" "$out
 	'"reason":"binary_not_identified"'
 
 sleep 0.5
-ledger_has event=connect host=github.com decision=allow binary=/usr/lib/git-core/git-remote-http
+corral_ledger_has event=connect host=github.com decision=allow binary=/usr/lib/git-core/git-remote-http
 check_eq "the ledger names git's helper for the allowed connection" 0 $?
-ledger_has event=connect host=github.com decision=deny binary=/usr/bin/curl reason=binary_not_allowed
+corral_ledger_has event=connect host=github.com decision=deny binary=/usr/bin/curl reason=binary_not_allowed
 check_eq "the ledger names curl for the refused one" 0 $?
 check "the ledger's pid is the process that connected" python3 -c "
 import json

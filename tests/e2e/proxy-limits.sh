@@ -9,35 +9,26 @@
 # serves a normal client as soon as descriptors are free again.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
 tb_install_traps
 tb_up || { echo "Bail out! no test bed"; exit 1; }
 
 port=$(tb_free_port)
 ca=$(tb_ca_file)
-cat >"$TB_DIR/policy.yaml" <<YAML
+corral_file "$TB_DIR/policy.yaml" <<YAML
 version: 1
 network_policies:
   code:
     endpoints: [{host: github.com, ports: [443, 2222]}]
     binaries: [{path: "/**"}]
 YAML
-cat >"$TB_DIR/corrald.yaml" <<YAML
-socket: $TB_DIR/corrald.sock
-state_dir: $TB_DIR/state
-log_dir: $TB_DIR/log
-dns:
-  upstream: ["$TB_DNS_ADDR"]
-egress:
-  allow_cidrs: ["$TB_NET"]
-  max_tunnels_per_sandbox: 20
+corral_config "$TB_DIR/corrald.yaml" "max_tunnels_per_sandbox: 20" <<YAML
 host_proxy:
   listen: 127.0.0.1:$port
   policy: $TB_DIR/policy.yaml
 YAML
-chmod 0644 "$TB_DIR/policy.yaml" "$TB_DIR/corrald.yaml"
-tb_spawn_host corrald sh -c "exec '$top_builddir/corrald' --foreground --config '$TB_DIR/corrald.yaml'"
-tb_wait_listen host "$port" || { echo "Bail out! corrald did not listen: $(cat "$(tb_log corrald)")"; exit 1; }
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
 
 # hold N tunnels open for S seconds through the proxy, then report what the
 # (N+1)th connection got back

@@ -11,6 +11,7 @@
 # its ledger record.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
 tb_install_traps
 tb_up || { echo "Bail out! no test bed"; exit 1; }
@@ -20,30 +21,20 @@ tport=$(tb_free_port)
 ledger="$TB_DIR/log/egress.jsonl"
 cp "$(tb_ca_file)" "$TB_DIR/ca.pem" && chmod 0644 "$TB_DIR/ca.pem"
 ca="$TB_DIR/ca.pem"
-cat >"$TB_DIR/policy.yaml" <<YAML
+corral_file "$TB_DIR/policy.yaml" <<YAML
 version: 1
 network_policies:
   code:
     endpoints: [{host: github.com, ports: [80, 443]}]
     binaries: [{path: "/**"}]
 YAML
-cat >"$TB_DIR/corrald.yaml" <<YAML
-socket: $TB_DIR/corrald.sock
-state_dir: $TB_DIR/state
-log_dir: $TB_DIR/log
-dns:
-  upstream: ["$TB_DNS_ADDR"]
-egress:
-  allow_cidrs: ["$TB_NET"]
-  handshake_timeout_ms: 3000
+corral_config "$TB_DIR/corrald.yaml" "handshake_timeout_ms: 3000" <<YAML
 host_proxy:
   listen: 127.0.0.1:$port
   transparent: 127.0.0.1:$tport
   policy: $TB_DIR/policy.yaml
 YAML
-chmod 0644 "$TB_DIR/policy.yaml" "$TB_DIR/corrald.yaml"
-tb_spawn_host corrald "$top_builddir/corrald" --foreground --config "$TB_DIR/corrald.yaml"
-tb_wait_listen host "$tport" || { echo "Bail out! corrald did not listen: $(cat "$(tb_log corrald)")"; exit 1; }
+corral_start corrald "$TB_DIR/corrald.yaml" "$tport"
 tb_exec_host nft -f - <<NFT || { echo "Bail out! cannot add the redirect rule"; exit 1; }
 table ip corral_test_redirect {
 	chain out {
@@ -57,17 +48,6 @@ NFT
 agent_curl() {
 	tb_exec_host setpriv --reuid=65534 --regid=65534 --clear-groups \
 		curl -sS --max-time 5 --cacert "$ca" --noproxy '*' "$@" 2>/dev/null
-}
-ledger_has() {
-	python3 - "$ledger" "$@" <<'PY'
-import json, sys
-path, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-for line in open(path):
-    rec = json.loads(line)
-    if all(str(rec.get(k)) == v for k, v in want.items()):
-        sys.exit(0)
-sys.exit(1)
-PY
 }
 
 out=$(agent_curl https://github.com/zen)
@@ -98,14 +78,14 @@ check_contains "a transparent HTTP request is answered" "$out" "$TB_ZEN"
 check_lacks "a second request on the connection goes nowhere" "$out" "evil.com"
 
 sleep 0.5
-ledger_has event=connect host=github.com mode=sni decision=allow port=443
+corral_ledger_has event=connect host=github.com mode=sni decision=allow port=443
 check_eq "the SNI connection is recorded in sni mode" 0 $?
-ledger_has event=connect host=github.com mode=http decision=allow port=80
+corral_ledger_has event=connect host=github.com mode=http decision=allow port=80
 check_eq "the Host connection is recorded in http mode" 0 $?
-ledger_has event=connect host=example.com mode=sni decision=deny reason=host_not_allowed
+corral_ledger_has event=connect host=example.com mode=sni decision=deny reason=host_not_allowed
 check_eq "the refused TLS connection is recorded" 0 $?
-ledger_has event=connect mode=tcp decision=deny reason=no_name_for_address
+corral_ledger_has event=connect mode=tcp decision=deny reason=no_name_for_address
 check_eq "the nameless connection is recorded with its reason" 0 $?
-ledger_has event=connect host=github.com mode=sni ip="$(tb_addr github.com)"
+corral_ledger_has event=connect host=github.com mode=sni ip="$(tb_addr github.com)"
 check_eq "the ledger names the address corral dialled" 0 $?
 tap_done

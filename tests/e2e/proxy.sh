@@ -9,6 +9,7 @@
 # reason and never a connection, every decision has its ledger record.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
 tb_install_traps
 tb_up || { echo "Bail out! no test bed"; exit 1; }
@@ -19,7 +20,7 @@ sock="$TB_DIR/corrald.sock"
 ledger="$TB_DIR/log/egress.jsonl"
 ca=$(tb_ca_file)
 
-cat >"$TB_DIR/host-policy.yaml" <<YAML
+corral_file "$TB_DIR/host-policy.yaml" <<YAML
 version: 1
 network_policies:
   code:
@@ -38,28 +39,13 @@ network_policies:
       - {host: rebind.github.com, port: 443}
     binaries: [{path: "/**"}]
 YAML
-chmod 0644 "$TB_DIR/host-policy.yaml"
-cat >"$TB_DIR/corrald.yaml" <<YAML
-socket: $sock
-state_dir: $TB_DIR/state
-log_dir: $TB_DIR/log
-profiles_dir: $top_srcdir/conf/profiles
-dns:
-  upstream: ["$TB_DNS_ADDR"]
-egress:
-  allow_cidrs: ["$TB_NET"]
-  handshake_timeout_ms: 5000
+corral_config "$TB_DIR/corrald.yaml" "handshake_timeout_ms: 5000" <<YAML
 host_proxy:
   listen: 127.0.0.1:$port
   policy: $TB_DIR/host-policy.yaml
 YAML
-chmod 0644 "$TB_DIR/corrald.yaml"
 
-tb_spawn_host corrald "$top_builddir/corrald" --foreground --config "$TB_DIR/corrald.yaml"
-if ! tb_wait_listen host "$port"; then
-	echo "Bail out! corrald did not listen: $(cat "$(tb_log corrald)")"
-	exit 1
-fi
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
 proxy="http://127.0.0.1:$port"
 
 # curl through the proxy from the test host; prints the body, or nothing.
@@ -70,18 +56,6 @@ via_proxy() {
 raw_connect() {
 	printf 'CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n' "$1" "$1" |
 		tb_exec_host socat -t 2 - "TCP:127.0.0.1:$port" 2>/dev/null
-}
-# The ledger's records matching a jq-less filter: KEY=VALUE pairs, all must match.
-ledger_has() {
-	python3 - "$ledger" "$@" <<'PY'
-import json, sys
-path, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-for line in open(path):
-    rec = json.loads(line)
-    if all(str(rec.get(k)) == v for k, v in want.items()):
-        sys.exit(0)
-sys.exit(1)
-PY
 }
 ledger_sync() { sleep 0.3; }
 
@@ -137,7 +111,7 @@ out=$(tb_exec_host openssl s_client -proxy "127.0.0.1:$port" -connect github.com
 check_contains "the same ClientHello naming the CONNECT host gets the server's certificate" \
 	"$out" "subject="
 ledger_sync
-ledger_has event=connect host=github.com decision=deny reason=sni_mismatch
+corral_ledger_has event=connect host=github.com decision=deny reason=sni_mismatch
 check_eq "the SNI mismatch is in the ledger" 0 $?
 
 out=$(printf 'hi\n' | tb_exec_host socat -t 2 - "PROXY:127.0.0.1:github.com:2222,proxyport=$port" 2>&1)
@@ -183,7 +157,7 @@ tb_exec_host "$corral" --socket "$sock" policy update host --remove-endpoint git
 	--close-revoked >/dev/null
 wait "$long"
 ledger_sync
-ledger_has event=close host=github.com port=2222 reason=revoked_by_policy_change
+corral_ledger_has event=close host=github.com port=2222 reason=revoked_by_policy_change
 check_eq "--close-revoked closes a tunnel the new policy refuses" 0 $?
 
 # Slowloris: 200 connections holding their headers open.
@@ -215,16 +189,16 @@ for line in open('$ledger'):
     rec = json.loads(line)
     assert list(rec) == keys, list(rec)
 "
-ledger_has event=connect host=github.com decision=allow mode=connect policy=code
+corral_ledger_has event=connect host=github.com decision=allow mode=connect policy=code
 check_eq "an allowed CONNECT has its connect record" 0 $?
 check "an allowed connection's close record has its bytes" python3 -c "
 import json
 ok = any(r['event'] == 'close' and r['host'] == 'github.com' and r['bytes_down'] > 1000000
          for r in map(json.loads, open('$ledger')))
 assert ok"
-ledger_has event=connect host=example.com decision=deny reason=host_not_allowed
+corral_ledger_has event=connect host=example.com decision=deny reason=host_not_allowed
 check_eq "a refusal has its deny record" 0 $?
-ledger_has event=connect host=github.com mode=forward decision=allow
+corral_ledger_has event=connect host=github.com mode=forward decision=allow
 check_eq "plain HTTP through the proxy is recorded in forward mode" 0 $?
 
 mark=$(tb_dns_log_lines)
