@@ -5,7 +5,7 @@
  * fsuid, fsgid and groups (O_PATH, no symlink anywhere on the path),
  * clones each as a detached mount tree in the host's mount namespace, and
  * starts corral-init in new mount, pid, network, UTS and IPC namespaces
- * (in the cgroup given, from its first instruction). corral-init then
+ * (in the cgroup given, joined before its exec). corral-init then
  * waits, with nothing but its channel open, so the caller can wire the
  * network into spawn_netns_fd() and join the v1 cgroups of spawn_pid().
  * spawn_ready() sends the spec and the trees and waits until corral-init
@@ -46,7 +46,8 @@ struct spawn_spec {
 	const char *gateway;    /* the sandbox's gateway: its only nameserver */
 	const char *runtime;    /* corral's runtime folder, shown read-only, or NULL */
 	const char *init_path;  /* the corral-init binary */
-	int cgroup_fd;          /* a cgroup v2 folder for CLONE_INTO_CGROUP, or -1 */
+	int cgroup_fd;          /* a cgroup v2 folder corral-init joins before
+	                         * its first instruction, or -1 */
 };
 
 struct spawn;

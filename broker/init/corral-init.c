@@ -529,9 +529,11 @@ main(void)
 	/* Dispositions the daemon ignored (SIGPIPE) would pass to workloads. */
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
+	/* The spawner kept every signal blocked through exec: only SIGCHLD
+	 * stays blocked, for the signalfd. */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sigprocmask(SIG_SETMASK, &chld, NULL);
 	sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd == -1)
 		init_refuse(st.chan, "corral-init: signalfd failed");

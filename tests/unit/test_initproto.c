@@ -64,7 +64,7 @@ count_fds(void)
 	return n;
 }
 
-/* Sends the raw datagram of WORDS (host order) and optionally FDS. */
+/* Sends the LEN raw bytes (a type word, then the body) with FDS. */
 static void
 send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t n_fds)
 {
@@ -74,7 +74,8 @@ send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t n_fds)
 	memcpy(&m.type, bytes, sizeof(m.type));
 	memcpy(m.body, (const char *)bytes + sizeof(m.type), len - sizeof(m.type));
 	m.len = len - sizeof(m.type);
-	memcpy(m.fds, fds, n_fds * sizeof(int));
+	if (n_fds > 0)
+		memcpy(m.fds, fds, n_fds * sizeof(int));
 	m.n_fds = n_fds;
 	assert_int_equal(initproto_send(sock, &m), 0);
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -329,13 +330,28 @@ sandbox_down(struct sandbox *sb)
 	sb->pid = 0;
 }
 
+/* True when the system calls spawning needs answer (valgrind 3.19 knows
+ * neither clone3 nor openat2 and says ENOSYS). */
+static bool
+kernel_calls_available(void)
+{
+	errno = 0;
+	if (syscall(SYS_clone3, NULL, 0) == -1 && errno == ENOSYS)
+		return false;
+	errno = 0;
+	if (syscall(SYS_openat2, -1, "", NULL, 0) == -1 && errno == ENOSYS)
+		return false;
+	return true;
+}
+
 static int
 group_setup(void **state)
 {
 	struct sandbox *sb;
 
-	if (geteuid() != 0) {
-		*state = NULL;
+	*state = NULL;
+	if (geteuid() != 0 || !kernel_calls_available()) {
+		printf("# real sandboxes need root, clone3 and openat2: skipped\n");
 		return 0;
 	}
 	sb = calloc(1, sizeof(*sb));
@@ -759,7 +775,10 @@ test_spawn_to_ready_is_within_budget(void **state)
 	qsort(ms, TEST_BENCH_RUNS, sizeof(ms[0]), cmp_double);
 	printf("# spawn to ready: p50 %.2f ms, p90 %.2f ms (%d spawns)\n",
 	    ms[TEST_BENCH_RUNS / 2], ms[TEST_BENCH_RUNS * 9 / 10], TEST_BENCH_RUNS);
+#if !defined(__SANITIZE_ADDRESS__)
+	/* An ASan corral-init maps its shadow at every start: no budget then. */
 	assert_true(ms[TEST_BENCH_RUNS / 2] < TEST_SPAWN_BUDGET_MS);
+#endif
 }
 
 /* Last: the host's mount table is what it was before the first spawn. */
