@@ -716,6 +716,37 @@ test_root_under_run_is_refused(void **state)
 	sb->roots[1] = saved;
 }
 
+#define TEST_CGROUP_V2 "/sys/fs/cgroup/unified"
+
+static void
+test_init_and_workloads_are_in_the_cgroup_given(void **state)
+{
+	struct sandbox *sb = need_sandbox(state);
+	struct sandbox other = *sb;
+	char dir[PATH_MAX], want[PATH_MAX + 8], path[64], *got;
+	struct run r;
+
+	snprintf(dir, sizeof(dir), TEST_CGROUP_V2 "/corral-spawn-test-%d", (int)getpid());
+	if (mkdir(dir, 0755) == -1)
+		skip();
+	other.spec.name = "t-cgroup";
+	other.spec.cgroup_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(other.spec.cgroup_fd >= 0);
+	sandbox_up(&other);
+	snprintf(want, sizeof(want), "0::%s\n", dir + strlen(TEST_CGROUP_V2));
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)other.pid);
+	got = read_file(path);
+	assert_non_null(got);
+	assert_non_null(strstr(got, want));
+	free(got);
+	assert_int_equal(sh(&other, "grep ^0:: /proc/self/cgroup", &r), 0);
+	assert_string_equal(r.out, want);
+	run_clear(&r);
+	sandbox_down(&other);
+	close(other.spec.cgroup_fd);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static double
 ms_since(const struct timespec *t0)
 {
@@ -822,6 +853,7 @@ main(void)
 		cmocka_unit_test(test_root_the_caller_cannot_reach_is_refused),
 		cmocka_unit_test(test_root_through_a_symlink_is_refused),
 		cmocka_unit_test(test_root_under_run_is_refused),
+		cmocka_unit_test(test_init_and_workloads_are_in_the_cgroup_given),
 		cmocka_unit_test(test_exec_true_round_trip_figure),
 		cmocka_unit_test(test_spawn_to_ready_is_within_budget),
 		cmocka_unit_test(test_host_mount_table_gains_nothing),
