@@ -34,6 +34,7 @@
 #include "egress-proxy/proxy.h"
 #include "egress-proxy/resolve.h"
 #include "policy/load.h"
+#include "tests/unit/dns-test-server.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -47,9 +48,7 @@
 #define T_RCODE_FORMERR 1
 #define T_RCODE_SERVFAIL 2
 #define T_RCODE_NXDOMAIN 3
-#define T_ZONE_ADDRS_MAX 4
 #define T_ANSWERS_MAX 16
-#define T_SERVER_LOG_MAX 512            /* names the test server remembers */
 #define T_DENIALS_MAX 16
 #define WAIT_MAX_MS 5000                /* a test waiting longer has failed */
 #define LOOP_SLICE_MS 2
@@ -70,33 +69,25 @@ static const char test_policy[] =
     "        allowed_ips: [10.9.0.0/16]\n"
     "    binaries: [{path: \"/**\"}]\n";
 
-/* What the test server knows about one name; others are NXDOMAIN. */
-struct zone {
-	const char *name;
-	bool silent;                    /* never answers */
-	uint32_t ttl;
-	const char *a[T_ZONE_ADDRS_MAX + 1];    /* NULL-terminated */
-};
-
-static const struct zone zones[] = {
-	{ "github.com", false, 60, { "140.82.112.3" } },
-	{ "www.example.org", false, 120, { "93.184.216.34", "93.184.216.35" } },
-	{ "loop.example.org", false, 60, { "127.0.0.1" } },
-	{ "mixed.example.org", false, 60, { "127.0.0.1", "93.184.216.36" } },
-	{ "private.example.org", false, 60, { "10.1.2.3" } },
-	{ "db.corp.example.net", false, 60, { "10.9.1.1" } },
-	{ "short.example.org", false, 1, { "93.184.216.40" } },
-	{ "silent.example.org", true, 0, { NULL } },
+/* What the test server knows; other names are NXDOMAIN. */
+static const struct dns_test_zone zones[] = {
+	{ "github.com", DNS_TEST_ANSWER, 60, 0, { "140.82.112.3" }, { NULL } },
+	{ "www.example.org", DNS_TEST_ANSWER, 120, 0,
+	  { "93.184.216.34", "93.184.216.35" }, { NULL } },
+	{ "loop.example.org", DNS_TEST_ANSWER, 60, 0, { "127.0.0.1" }, { NULL } },
+	{ "mixed.example.org", DNS_TEST_ANSWER, 60, 0,
+	  { "127.0.0.1", "93.184.216.36" }, { NULL } },
+	{ "private.example.org", DNS_TEST_ANSWER, 60, 0, { "10.1.2.3" }, { NULL } },
+	{ "db.corp.example.net", DNS_TEST_ANSWER, 60, 0, { "10.9.1.1" }, { NULL } },
+	{ "short.example.org", DNS_TEST_ANSWER, 1, 0, { "93.184.216.40" }, { NULL } },
+	{ "silent.example.org", DNS_TEST_SILENT, 0, 0, { NULL }, { NULL } },
 	/* Would answer, were it ever asked: the stub must not ask. */
-	{ "secret-data.evil.com", false, 60, { "203.0.113.66" } },
+	{ "secret-data.evil.com", DNS_TEST_ANSWER, 60, 0, { "203.0.113.66" }, { NULL } },
 };
 
 struct fixture {
 	struct event_base *base;
-	int server_fd;
-	struct event *server_ev;
-	int queries;                                    /* queries the server received */
-	char asked[T_SERVER_LOG_MAX][T_NAME_MAX_BYTES]; /* their names */
+	struct dns_test_server dns;                     /* the upstream */
 	struct resolver *resolver;
 	struct ledger *ledger;
 	char ledger_path[64];
@@ -120,39 +111,6 @@ struct reply {
 	uint32_t ttl[T_ANSWERS_MAX];
 };
 
-/* ---- the upstream DNS server ---- */
-
-static const struct zone *
-zone_find(const char *name)
-{
-	for (size_t i = 0; i < NELEM(zones); i++)
-		if (strcasecmp(zones[i].name, name) == 0)
-			return &zones[i];
-	return NULL;
-}
-
-/* Reads the name at OFF of PKT (no compression) into NAME; the offset
- * after it, or 0 when malformed. */
-static size_t
-name_read(const uint8_t *pkt, size_t len, size_t off, char name[T_NAME_MAX_BYTES])
-{
-	size_t out = 0;
-
-	while (off < len && pkt[off] != 0) {
-		size_t label = pkt[off++];
-
-		if (label > 63 || off + label > len || out + label + 2 > T_NAME_MAX_BYTES)
-			return 0;
-		if (out > 0)
-			name[out++] = '.';
-		memcpy(name + out, pkt + off, label);
-		off += label;
-		out += label;
-	}
-	name[out] = '\0';
-	return off < len ? off + 1 : 0;
-}
-
 static size_t
 put16(uint8_t *p, size_t off, uint32_t v)
 {
@@ -165,70 +123,6 @@ static uint16_t
 get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* Turns the query in PKT (question ending at END) into ZONE's answer
- * (NXDOMAIN when ZONE is NULL); returns its length. */
-static size_t
-answer_build(uint8_t *pkt, size_t end, const struct zone *zone, uint16_t qtype)
-{
-	uint16_t n = 0;
-
-	pkt[2] = 0x81;
-	pkt[3] = zone == NULL ? 0x80 | T_RCODE_NXDOMAIN : 0x80;
-	memset(pkt + 6, 0, 6);
-	if (zone == NULL || qtype != T_TYPE_A)
-		return end;
-	for (; zone->a[n] != NULL; n++) {
-		end = put16(pkt, end, 0xc000 | T_HEADER_BYTES);
-		end = put16(pkt, end, T_TYPE_A);
-		end = put16(pkt, end, 1);
-		end = put16(pkt, end, zone->ttl >> 16);
-		end = put16(pkt, end, zone->ttl & 0xffff);
-		end = put16(pkt, end, 4);
-		assert_int_equal(inet_pton(AF_INET, zone->a[n], pkt + end), 1);
-		end += 4;
-	}
-	put16(pkt, 6, n);
-	return end;
-}
-
-static void
-server_read(evutil_socket_t fd, short what, void *arg)
-{
-	struct fixture *f = arg;
-	uint8_t pkt[T_PACKET_MAX_BYTES];
-	char name[T_NAME_MAX_BYTES];
-	struct sockaddr_in peer;
-	socklen_t peer_len = sizeof(peer);
-	const struct zone *zone;
-	size_t end;
-	ssize_t n;
-
-	while ((n = recvfrom(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&peer, &peer_len)) >= 0) {
-		peer_len = sizeof(peer);
-		if (n < T_HEADER_BYTES || (end = name_read(pkt, (size_t)n, T_HEADER_BYTES, name)) == 0 ||
-		    end + 4 > (size_t)n)
-			continue;
-		if (f->queries < T_SERVER_LOG_MAX)
-			snprintf(f->asked[f->queries], T_NAME_MAX_BYTES, "%s", name);
-		f->queries++;
-		zone = zone_find(name);
-		if (zone != NULL && zone->silent)
-			continue;
-		end = answer_build(pkt, end + 4, zone, get16(pkt + end));
-		(void)sendto(fd, pkt, end, 0, (struct sockaddr *)&peer, sizeof(peer));
-	}
-}
-
-/* True when the server was ever asked about NAME. */
-static bool
-server_was_asked(const struct fixture *f, const char *name)
-{
-	for (int i = 0; i < f->queries && i < T_SERVER_LOG_MAX; i++)
-		if (strcasecmp(f->asked[i], name) == 0)
-			return true;
-	return false;
 }
 
 static int
@@ -285,19 +179,15 @@ fixture_new(void)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct sockaddr_in sin;
-	char server[32];
-	const char *servers[] = { server };
+	const char *servers[1];
 	char *err = NULL;
 
 	if (f == NULL || (f->base = event_base_new()) == NULL)
 		return NULL;
-	f->server_fd = f->client_fd = -1;
-	if ((f->server_fd = udp_socket_on_loopback(&sin)) < 0)
+	f->client_fd = -1;
+	if (dns_test_server_init(&f->dns, f->base, zones, NELEM(zones)) < 0)
 		return NULL;
-	f->server_ev = event_new(f->base, f->server_fd, EV_READ | EV_PERSIST, server_read, f);
-	if (f->server_ev == NULL || event_add(f->server_ev, NULL) != 0)
-		return NULL;
-	snprintf(server, sizeof(server), "127.0.0.1:%u", ntohs(sin.sin_port));
+	servers[0] = f->dns.address;
 	if ((f->resolver = resolver_new(f->base, servers, 1, &err)) == NULL) {
 		fprintf(stderr, "resolver_new: %s\n", err != NULL ? err : "?");
 		free(err);
@@ -346,10 +236,7 @@ teardown(void **state)
 	resolver_free(f->resolver);
 	ledger_close(f->ledger);
 	addr_policy_free(f->addrs);
-	if (f->server_ev != NULL)
-		event_free(f->server_ev);
-	if (f->server_fd >= 0)
-		close(f->server_fd);
+	dns_test_server_clear(&f->dns);
 	if (f->client_fd >= 0)
 		close(f->client_fd);
 	event_base_free(f->base);
@@ -653,7 +540,7 @@ test_allowed_name_gets_the_upstream_address(void **state)
 	assert_int_equal(r.na, 1);
 	assert_string_equal(r.a[0], "140.82.112.3");
 	assert_int_equal(r.ttl[0], 60);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -689,7 +576,7 @@ test_second_query_is_answered_from_the_cache(void **state)
 	ask_udp(f, "GitHub.COM", T_TYPE_A, &r);
 	assert_int_equal(r.na, 1);
 	assert_string_equal(r.a[0], "140.82.112.3");
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -701,7 +588,7 @@ test_aaaa_of_allowed_name_is_nodata(void **state)
 	ask_udp(f, "github.com", T_TYPE_AAAA, &r);
 	assert_int_equal(r.rcode, T_RCODE_NOERROR);
 	assert_int_equal(r.nanswers, 0);
-	assert_int_equal(f->queries, 0);
+	assert_int_equal(f->dns.queries, 0);
 }
 
 static void
@@ -715,7 +602,7 @@ test_unknown_name_is_nxdomain_recorded_and_never_sent_upstream(void **state)
 	ask_udp(f, "unknown.example.com", T_TYPE_A, &r);
 	assert_int_equal(r.rcode, T_RCODE_NXDOMAIN);
 	assert_int_equal(r.nanswers, 0);
-	assert_int_equal(f->queries, 0);
+	assert_int_equal(f->dns.queries, 0);
 	assert_non_null(ledger_line(f, "\"host\":\"unknown.example.com\"", line, sizeof(line)));
 	assert_non_null(strstr(line, "\"event\":\"dns\""));
 	assert_non_null(strstr(line, "\"mode\":\"dns\""));
@@ -740,8 +627,8 @@ test_txt_for_refused_data_label_never_goes_upstream(void **state)
 	assert_int_equal(r.rcode, T_RCODE_NXDOMAIN);
 	/* Let any stray upstream query arrive before looking. */
 	run_for_ms(f, QUIET_MS);
-	assert_int_equal(f->queries, 0);
-	assert_false(server_was_asked(f, "secret-data.evil.com"));
+	assert_int_equal(f->dns.queries, 0);
+	assert_false(dns_test_server_was_asked(&f->dns, "secret-data.evil.com"));
 }
 
 static void
@@ -760,7 +647,7 @@ test_wildcard_allows_one_label_only(void **state)
 	assert_int_equal(r.rcode, T_RCODE_NXDOMAIN);
 	ask_udp(f, "a.www.example.org", T_TYPE_A, &r);
 	assert_int_equal(r.rcode, T_RCODE_NXDOMAIN);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -817,7 +704,7 @@ test_upstream_nxdomain_is_passed_on(void **state)
 
 	ask_udp(f, "missing.example.org", T_TYPE_A, &r);
 	assert_int_equal(r.rcode, T_RCODE_NXDOMAIN);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -964,7 +851,7 @@ test_malformed_packets_are_ignored_and_the_stub_keeps_answering(void **state)
 	assert_int_equal(r.id, 0x6666);
 	assert_int_equal(r.rcode, T_RCODE_FORMERR);
 	assert_int_equal(udp_receive(f, &r, QUIET_MS), -1);
-	assert_int_equal(f->queries, 0);
+	assert_int_equal(f->dns.queries, 0);
 	ask_udp(f, "github.com", T_TYPE_A, &r);
 	assert_int_equal(r.na, 1);
 }
@@ -991,7 +878,7 @@ test_names_that_are_no_host_names_are_refused(void **state)
 	assert_int_equal(udp_receive(f, &r, WAIT_MAX_MS), 0);
 	assert_int_equal(r.id, 0x7777);
 	assert_int_equal(r.rcode, T_RCODE_NXDOMAIN);
-	assert_int_equal(f->queries, 0);
+	assert_int_equal(f->dns.queries, 0);
 }
 
 static void
@@ -1051,7 +938,7 @@ test_policy_change_applies_to_the_next_query(void **state)
 	assert_int_equal(r.rcode, T_RCODE_NXDOMAIN);
 	ask_udp(f, "www.example.org", T_TYPE_A, &r);
 	assert_int_equal(r.na, 2);
-	assert_false(server_was_asked(f, "github.com"));
+	assert_false(dns_test_server_was_asked(&f->dns, "github.com"));
 }
 
 static void
@@ -1089,7 +976,7 @@ test_failed_ledger_turns_answers_into_servfail(void **state)
 	assert_int_equal(r.rcode, T_RCODE_SERVFAIL);
 	assert_int_equal(r.nanswers, 0);
 	/* What could not be recorded did not leave the host either. */
-	assert_int_equal(f->queries, 0);
+	assert_int_equal(f->dns.queries, 0);
 }
 
 static void
@@ -1127,7 +1014,7 @@ test_dig_sees_nxdomain_for_a_refused_name(void **state)
 	assert_non_null(strstr(out, "status: NXDOMAIN"));
 	run_dig(f, tcp, out, sizeof(out));
 	assert_non_null(strstr(out, "status: NXDOMAIN"));
-	assert_int_equal(f->queries, 0);
+	assert_int_equal(f->dns.queries, 0);
 }
 
 static void

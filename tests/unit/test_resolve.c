@@ -23,17 +23,10 @@
 
 #include "common/timeutil.h"
 #include "egress-proxy/resolve.h"
+#include "tests/unit/dns-test-server.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-#define DNS_HEADER_BYTES 12
-#define DNS_PACKET_MAX_BYTES 512
-#define DNS_NAME_MAX_BYTES 256
-#define DNS_TYPE_A 1
-#define DNS_TYPE_AAAA 28
-#define DNS_RCODE_SERVFAIL 2
-#define DNS_RCODE_NXDOMAIN 3
-#define ZONE_ADDRS_MAX 10
 #define WAIT_MAX_MS 5000                /* a test waiting longer has failed */
 #define LOOP_SLICE_MS 5
 #define QUIET_MS 100                    /* how long "nothing more happens" is watched */
@@ -42,45 +35,25 @@
 #define NS_PER_S INT64_C(1000000000)
 #define FAKE_START_NS (1000 * NS_PER_S)
 
-enum zone_mode {
-	ZONE_ANSWER = 0,                /* addresses, or NODATA when none of the type */
-	ZONE_SILENT,                    /* never answers */
-	ZONE_SERVFAIL,
-};
-
-/* What the test server knows about one name. */
-struct zone {
-	const char *name;
-	enum zone_mode mode;
-	uint32_t ttl_a, ttl_aaaa;
-	const char *a[ZONE_ADDRS_MAX + 1];      /* NULL-terminated */
-	const char *aaaa[ZONE_ADDRS_MAX + 1];
-};
-
-static const struct zone zones[] = {
-	{ "multi.test", ZONE_ANSWER, 120, 90,
+static const struct dns_test_zone zones[] = {
+	{ "multi.test", DNS_TEST_ANSWER, 120, 90,
 	  { "198.18.0.1", "198.18.0.2", "198.18.0.3" }, { "2001:db8::1" } },
-	{ "v6only.test", ZONE_ANSWER, 0, 60, { NULL }, { "2001:db8::6" } },
-	{ "short.test", ZONE_ANSWER, 1, 0, { "198.18.1.1" }, { NULL } },
-	{ "long.test", ZONE_ANSWER, 86400, 0, { "198.18.1.2" }, { NULL } },
-	{ "many.test", ZONE_ANSWER, 60, 0,
+	{ "v6only.test", DNS_TEST_ANSWER, 0, 60, { NULL }, { "2001:db8::6" } },
+	{ "short.test", DNS_TEST_ANSWER, 1, 0, { "198.18.1.1" }, { NULL } },
+	{ "long.test", DNS_TEST_ANSWER, 86400, 0, { "198.18.1.2" }, { NULL } },
+	{ "many.test", DNS_TEST_ANSWER, 60, 0,
 	  { "198.18.3.1", "198.18.3.2", "198.18.3.3", "198.18.3.4", "198.18.3.5",
 	    "198.18.3.6", "198.18.3.7", "198.18.3.8", "198.18.3.9", "198.18.3.10" },
 	  { NULL } },
-	{ "slow.test", ZONE_SILENT, 0, 0, { NULL }, { NULL } },
-	{ "fail.test", ZONE_SERVFAIL, 0, 0, { NULL }, { NULL } },
-};
-
-/* Any "<label>.lru.test" has this one address. */
-static const struct zone lru_zone = {
-	"*.lru.test", ZONE_ANSWER, 300, 0, { "198.18.2.1" }, { NULL },
+	{ "slow.test", DNS_TEST_SILENT, 0, 0, { NULL }, { NULL } },
+	{ "fail.test", DNS_TEST_SERVFAIL, 0, 0, { NULL }, { NULL } },
+	/* Any "<label>.lru.test" has this one address. */
+	{ "*.lru.test", DNS_TEST_ANSWER, 300, 0, { "198.18.2.1" }, { NULL } },
 };
 
 struct fixture {
 	struct event_base *base;
-	int server_fd;
-	struct event *server_ev;
-	int queries;                    /* queries the server received */
+	struct dns_test_server dns;
 	struct resolver *r;
 	int64_t now_ns;                 /* the resolver's clock */
 	int done;                       /* callbacks run */
@@ -94,157 +67,6 @@ struct outcome {
 	struct resolve_result res;
 };
 
-/* ---- the DNS server ---- */
-
-static const struct zone *
-zone_find(const char *name)
-{
-	const char *dot = strchr(name, '.');
-
-	for (size_t i = 0; i < NELEM(zones); i++)
-		if (strcasecmp(zones[i].name, name) == 0)
-			return &zones[i];
-	return dot != NULL && strcasecmp(dot, ".lru.test") == 0 ? &lru_zone : NULL;
-}
-
-/* The question of the query PKT: its name, its type and where it ends.
- * -1 when malformed. */
-static int
-question_parse(const uint8_t *pkt, size_t len, char name[DNS_NAME_MAX_BYTES],
-    uint16_t *qtype, size_t *end)
-{
-	size_t off = DNS_HEADER_BYTES, out = 0;
-
-	while (off < len && pkt[off] != 0) {
-		size_t label = pkt[off++];
-
-		if (label > 63 || off + label > len || out + label + 2 > DNS_NAME_MAX_BYTES)
-			return -1;
-		if (out > 0)
-			name[out++] = '.';
-		memcpy(name + out, pkt + off, label);
-		off += label;
-		out += label;
-	}
-	if (off + 5 > len)
-		return -1;
-	name[out] = '\0';
-	*qtype = (uint16_t)(pkt[off + 1] << 8 | pkt[off + 2]);
-	*end = off + 5;
-	return 0;
-}
-
-static size_t
-put16(uint8_t *p, size_t off, uint32_t v)
-{
-	p[off] = (uint8_t)(v >> 8);
-	p[off + 1] = (uint8_t)v;
-	return off + 2;
-}
-
-/* Appends one A or AAAA record for the question's name (a pointer to it). */
-static size_t
-record_add(uint8_t *pkt, size_t off, uint16_t type, uint32_t ttl, const char *text)
-{
-	size_t rdlen = type == DNS_TYPE_A ? 4 : 16;
-
-	off = put16(pkt, off, 0xc000 | DNS_HEADER_BYTES);
-	off = put16(pkt, off, type);
-	off = put16(pkt, off, 1);       /* class IN */
-	off = put16(pkt, off, ttl >> 16);
-	off = put16(pkt, off, ttl & 0xffff);
-	off = put16(pkt, off, (uint32_t)rdlen);
-	assert_int_equal(inet_pton(type == DNS_TYPE_A ? AF_INET : AF_INET6, text, pkt + off), 1);
-	return off + rdlen;
-}
-
-/* Turns the query in PKT (question ending at END) into ZONE's answer;
- * returns its length. */
-static size_t
-answer_build(uint8_t *pkt, size_t end, const struct zone *zone, uint16_t qtype)
-{
-	const char *const *addrs = qtype == DNS_TYPE_A ? zone->a : zone->aaaa;
-	uint32_t ttl = qtype == DNS_TYPE_A ? zone->ttl_a : zone->ttl_aaaa;
-	uint16_t n = 0;
-
-	pkt[2] = 0x81;                  /* a response, recursion desired */
-	pkt[3] = 0x80;                  /* recursion available, NOERROR */
-	memset(pkt + 6, 0, 6);
-	if (zone->mode == ZONE_SERVFAIL) {
-		pkt[3] |= DNS_RCODE_SERVFAIL;
-		return end;
-	}
-	if (qtype != DNS_TYPE_A && qtype != DNS_TYPE_AAAA)
-		return end;
-	for (; addrs[n] != NULL; n++)
-		end = record_add(pkt, end, qtype, ttl, addrs[n]);
-	put16(pkt, 6, n);
-	return end;
-}
-
-/* Answers one datagram from PEER; silent names get nothing. */
-static void
-server_answer(struct fixture *f, uint8_t *pkt, size_t len,
-    const struct sockaddr_in *peer)
-{
-	char name[DNS_NAME_MAX_BYTES];
-	const struct zone *zone;
-	uint16_t qtype;
-	size_t end;
-
-	if (len < DNS_HEADER_BYTES || question_parse(pkt, len, name, &qtype, &end) < 0)
-		return;
-	f->queries++;
-	zone = zone_find(name);
-	if (zone != NULL && zone->mode == ZONE_SILENT)
-		return;
-	if (zone != NULL) {
-		len = answer_build(pkt, end, zone, qtype);
-	} else {
-		pkt[2] = 0x81;
-		pkt[3] = 0x80 | DNS_RCODE_NXDOMAIN;
-		memset(pkt + 6, 0, 6);
-		len = end;
-	}
-	assert_int_equal(sendto(f->server_fd, pkt, len, 0, (const struct sockaddr *)peer,
-	    sizeof(*peer)), (ssize_t)len);
-}
-
-static void
-server_read(evutil_socket_t fd, short what, void *arg)
-{
-	uint8_t pkt[DNS_PACKET_MAX_BYTES];
-	struct sockaddr_in peer;
-	socklen_t peer_len = sizeof(peer);
-	ssize_t n;
-
-	(void)what;
-	while ((n = recvfrom(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&peer, &peer_len)) >= 0) {
-		server_answer(arg, pkt, (size_t)n, &peer);
-		peer_len = sizeof(peer);
-	}
-	assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
-}
-
-/* A UDP socket on 127.0.0.1 with an ephemeral port, watched by BASE. */
-static int
-server_open(struct fixture *f, uint16_t *port)
-{
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	f->server_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (f->server_fd < 0 || bind(f->server_fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
-	    getsockname(f->server_fd, (struct sockaddr *)&sin, &len) < 0)
-		return -1;
-	*port = ntohs(sin.sin_port);
-	f->server_ev = event_new(f->base, f->server_fd, EV_READ | EV_PERSIST, server_read, f);
-	return f->server_ev != NULL && event_add(f->server_ev, NULL) == 0 ? 0 : -1;
-}
-
 /* ---- fixture and loop helpers ---- */
 
 static int64_t
@@ -257,14 +79,13 @@ static int
 setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	char server[32];
-	const char *servers[] = { server };
-	uint16_t port;
+	const char *servers[1];
 	char *err = NULL;
 
-	if (f == NULL || (f->base = event_base_new()) == NULL || server_open(f, &port) < 0)
+	if (f == NULL || (f->base = event_base_new()) == NULL ||
+	    dns_test_server_init(&f->dns, f->base, zones, NELEM(zones)) < 0)
 		return -1;
-	snprintf(server, sizeof(server), "127.0.0.1:%u", port);
+	servers[0] = f->dns.address;
 	if ((f->r = resolver_new(f->base, servers, 1, &err)) == NULL) {
 		fprintf(stderr, "resolver_new: %s\n", err != NULL ? err : "?");
 		free(err);
@@ -282,8 +103,7 @@ teardown(void **state)
 	struct fixture *f = *state;
 
 	resolver_free(f->r);
-	event_free(f->server_ev);
-	close(f->server_fd);
+	dns_test_server_clear(&f->dns);
 	event_base_free(f->base);
 	free(f);
 	return 0;
@@ -378,7 +198,7 @@ test_a_answer_has_every_address_and_its_ttl(void **state)
 	assert_addr(&o.res.addrs[1], "198.18.0.2");
 	assert_addr(&o.res.addrs[2], "198.18.0.3");
 	assert_int_equal(o.res.ttl_s, 120);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -407,7 +227,7 @@ test_unspec_asks_both_puts_ipv4_first_and_keeps_the_smaller_ttl(void **state)
 	assert_addr(&o.res.addrs[2], "198.18.0.3");
 	assert_addr(&o.res.addrs[3], "2001:db8::1");
 	assert_int_equal(o.res.ttl_s, 90);
-	assert_int_equal(f->queries, 2);
+	assert_int_equal(f->dns.queries, 2);
 }
 
 static void
@@ -493,11 +313,11 @@ test_servfail_is_reported_and_not_cached(void **state)
 
 	resolve(f, "fail.test", AF_INET, &o);
 	assert_int_equal(o.status, RESOLVE_ERR_SERVFAIL);
-	first = f->queries;
+	first = f->dns.queries;
 	assert_true(first >= 1);
 	resolve(f, "fail.test", AF_INET, &o);
 	assert_int_equal(o.status, RESOLVE_ERR_SERVFAIL);
-	assert_true(f->queries > first);
+	assert_true(f->dns.queries > first);
 }
 
 static void
@@ -514,7 +334,7 @@ test_invalid_name_fails_without_a_query(void **state)
 	}
 	resolve(f, "multi.test", AF_UNIX, &o);
 	assert_int_equal(o.status, RESOLVE_ERR_OTHER);
-	assert_int_equal(f->queries, 0);
+	assert_int_equal(f->dns.queries, 0);
 }
 
 /* ---- the cache ---- */
@@ -535,7 +355,7 @@ test_cached_answer_needs_no_second_query(void **state)
 	assert_int_equal(resolver_cached(f->r, "multi.test", AF_INET, &res), RESOLVE_OK);
 	assert_int_equal(res.naddrs, 3);
 	assert_addr(&res.addrs[1], "198.18.0.2");
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -547,7 +367,7 @@ test_name_case_and_final_dot_share_the_cache(void **state)
 	resolve(f, "multi.test", AF_INET, &o);
 	resolve(f, "MULTI.Test.", AF_INET, &o);
 	assert_int_equal(o.status, RESOLVE_OK);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -560,7 +380,7 @@ test_families_are_cached_apart(void **state)
 	resolve(f, "multi.test", AF_INET, &o);
 	assert_int_equal(resolver_cached(f->r, "multi.test", AF_INET6, &res), -1);
 	resolve(f, "multi.test", AF_INET6, &o);
-	assert_int_equal(f->queries, 2);
+	assert_int_equal(f->dns.queries, 2);
 }
 
 static void
@@ -579,7 +399,7 @@ test_expired_answer_is_asked_again(void **state)
 	resolve(f, "multi.test", AF_INET, &o);
 	assert_int_equal(o.status, RESOLVE_OK);
 	assert_int_equal(o.res.ttl_s, 120);
-	assert_int_equal(f->queries, 2);
+	assert_int_equal(f->dns.queries, 2);
 }
 
 static void
@@ -593,14 +413,14 @@ test_negative_answer_is_cached_for_the_negative_ttl(void **state)
 	assert_int_equal(o.res.ttl_s, RESOLVE_NEGATIVE_TTL_S);
 	resolve(f, "nowhere.test", AF_INET, &o);
 	assert_int_equal(o.status, RESOLVE_ERR_NXDOMAIN);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 	assert_int_equal(resolver_cached(f->r, "nowhere.test", AF_INET, &res),
 	    RESOLVE_ERR_NXDOMAIN);
 	assert_int_equal(res.naddrs, 0);
 	f->now_ns += RESOLVE_NEGATIVE_TTL_S * NS_PER_S;
 	resolve(f, "nowhere.test", AF_INET, &o);
 	assert_int_equal(o.status, RESOLVE_ERR_NXDOMAIN);
-	assert_int_equal(f->queries, 2);
+	assert_int_equal(f->dns.queries, 2);
 }
 
 static void
@@ -615,7 +435,7 @@ test_nodata_is_cached_too(void **state)
 	    RESOLVE_ERR_NODATA);
 	resolve(f, "v6only.test", AF_INET, &o);
 	assert_int_equal(o.status, RESOLVE_ERR_NODATA);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -629,7 +449,7 @@ test_flush_drops_cached_answers(void **state)
 	resolver_flush(f->r);
 	assert_int_equal(resolver_cached(f->r, "multi.test", AF_INET, &res), -1);
 	resolve(f, "multi.test", AF_INET, &o);
-	assert_int_equal(f->queries, 2);
+	assert_int_equal(f->dns.queries, 2);
 }
 
 /* Resolves "n<I>.lru.test" for I in [FROM, TO), LRU_BATCH at a time. */
@@ -666,7 +486,7 @@ test_cache_keeps_at_most_max_entries_dropping_least_recent(void **state)
 	/* n0 is used again, so n1 is now the least recently used. */
 	assert_int_equal(resolver_cached(f->r, "n0.lru.test", AF_INET, &res), RESOLVE_OK);
 	lru_fill(f, RESOLVE_CACHE_MAX_ENTRIES, RESOLVE_CACHE_MAX_ENTRIES + 1, o);
-	assert_int_equal(f->queries, RESOLVE_CACHE_MAX_ENTRIES + 1);
+	assert_int_equal(f->dns.queries, RESOLVE_CACHE_MAX_ENTRIES + 1);
 	assert_int_equal(resolver_cached(f->r, "n1.lru.test", AF_INET, &res), -1);
 	for (unsigned i = 0; i <= RESOLVE_CACHE_MAX_ENTRIES; i++) {
 		snprintf(name, sizeof(name), "n%u.lru.test", i);
@@ -686,7 +506,7 @@ test_concurrent_lookups_share_one_query(void **state)
 	for (size_t i = 0; i < NELEM(o); i++)
 		lookup(f, "multi.test", AF_INET, &o[i]);
 	run_until(f, &f->done, (int)NELEM(o));
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 	for (size_t i = 0; i < NELEM(o); i++) {
 		assert_int_equal(o[i].calls, 1);
 		assert_int_equal(o[i].status, RESOLVE_OK);
@@ -706,7 +526,7 @@ test_cancelled_query_never_calls_back_but_fills_the_cache(void **state)
 	run_until(f, &f->done, 1);
 	run_for_ms(f, QUIET_MS);
 	assert_int_equal(o.calls, 0);
-	assert_int_equal(f->queries, 2);
+	assert_int_equal(f->dns.queries, 2);
 	assert_int_equal(resolver_cached(f->r, "multi.test", AF_INET, &res), RESOLVE_OK);
 }
 
@@ -774,7 +594,7 @@ test_callback_never_runs_inside_lookup(void **state)
 	assert_int_equal(literal.res.naddrs, 1);
 	assert_addr(&literal.res.addrs[0], "198.18.9.9");
 	assert_int_equal(invalid.status, RESOLVE_ERR_OTHER);
-	assert_int_equal(f->queries, 1);
+	assert_int_equal(f->dns.queries, 1);
 }
 
 static void
@@ -786,7 +606,7 @@ test_free_with_pending_queries_calls_nothing(void **state)
 	resolve(f, "multi.test", AF_INET, &warm);
 	lookup(f, "slow.test", AF_INET, &in_flight);
 	lookup(f, "slow.test", AF_INET, &joined);
-	run_until(f, &f->queries, 2);
+	run_until(f, &f->dns.queries, 2);
 	lookup(f, "multi.test", AF_INET, &ready);       /* answered, not yet delivered */
 	resolver_free(f->r);
 	f->r = NULL;
