@@ -18,6 +18,7 @@
 
 #include "broker/conf.h"
 #include "policy/diag.h"
+#include "tests/unit/yaml-test-util.h"
 
 #define TEST_DIR_MAX_BYTES 200
 #define TEST_PATH_MAX_BYTES 256
@@ -73,30 +74,11 @@ load(const char *text)
 	return config_load(path, true, &cfg, &diags);
 }
 
-/* Prints every diagnostic, so a failing test shows what was reported. */
-static void
-dump_diags(void)
-{
-	char *text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE);
-
-	print_message("%s", text != NULL ? text : "(no memory)\n");
-	free(text);
-}
-
 /* Asserts that diagnostic I is at LINE:COL and its message holds NEEDLE. */
 static void
 assert_diag(size_t i, unsigned line, unsigned col, const char *needle)
 {
-	if (i >= diags.count || diags.items[i].line != line || diags.items[i].col != col ||
-	    strstr(diags.items[i].message, needle) == NULL) {
-		print_message("wanted #%zu at %u:%u with \"%s\"; got:\n", i, line, col, needle);
-		dump_diags();
-	}
-	assert_true(i < diags.count);
-	assert_string_equal(diags.items[i].file, path);
-	assert_int_equal(diags.items[i].line, line);
-	assert_int_equal(diags.items[i].col, col);
-	assert_non_null(strstr(diags.items[i].message, needle));
+	yaml_test_assert_diag(&diags, i, path, line, col, needle);
 }
 
 /* Asserts that loading TEXT fails with exactly one error, at LINE:COL,
@@ -106,10 +88,7 @@ assert_one_error(const char *text, unsigned line, unsigned col, const char *need
 {
 	assert_int_equal(load(text), -1);
 	assert_null(cfg);
-	assert_diag(0, line, col, needle);
-	if (diags.count != 1)
-		dump_diags();
-	assert_int_equal(diags.count, 1);
+	yaml_test_assert_one_diag(&diags, path, line, col, needle);
 }
 
 /* Asserts that C holds every default. */
@@ -257,7 +236,7 @@ test_full_file_sets_every_key(void **state)
 {
 	(void)state;
 	if (load(full_config) != 0)
-		dump_diags();
+		yaml_test_dump_diags(&diags);
 	assert_non_null(cfg);
 	assert_string_equal(cfg->socket, "/tmp/corral/test.sock");
 	assert_string_equal(cfg->state_dir, "/srv/corral/state");
@@ -313,7 +292,7 @@ test_shipped_example_file_loads_as_defaults(void **state)
 	if (stat(example, &st) == -1 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 		skip();
 	if (config_load(example, true, &cfg, &diags) != 0)
-		dump_diags();
+		yaml_test_dump_diags(&diags);
 	assert_non_null(cfg);
 	assert_defaults(cfg);
 }

@@ -22,6 +22,7 @@
 #include "policy/diag.h"
 #include "policy/load.h"
 #include "policy/policy.h"
+#include "tests/unit/yaml-test-util.h"
 
 #define TEST_DOC_MAX_BYTES 4096
 #define TEST_BILLION_LAUGHS_MAX_MS 1000
@@ -56,30 +57,11 @@ load(const char *text)
 	return policy_load_buffer("t.yaml", text, strlen(text), &pol, &diags);
 }
 
-/* Prints every diagnostic, so a failing test shows what was reported. */
-static void
-dump_diags(void)
-{
-	char *text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE);
-
-	print_message("%s", text != NULL ? text : "(no memory)\n");
-	free(text);
-}
-
 /* Asserts that diagnostic I is at LINE:COL and its message holds NEEDLE. */
 static void
 assert_diag(size_t i, unsigned line, unsigned col, const char *needle)
 {
-	if (i >= diags.count || diags.items[i].line != line || diags.items[i].col != col ||
-	    strstr(diags.items[i].message, needle) == NULL) {
-		print_message("wanted #%zu at %u:%u with \"%s\"; got:\n", i, line, col, needle);
-		dump_diags();
-	}
-	assert_true(i < diags.count);
-	assert_string_equal(diags.items[i].file, "t.yaml");
-	assert_int_equal(diags.items[i].line, line);
-	assert_int_equal(diags.items[i].col, col);
-	assert_non_null(strstr(diags.items[i].message, needle));
+	yaml_test_assert_diag(&diags, i, "t.yaml", line, col, needle);
 }
 
 /* Asserts that TEXT fails to load with one error, at LINE:COL, holding NEEDLE. */
@@ -88,10 +70,7 @@ assert_only_error(const char *text, unsigned line, unsigned col, const char *nee
 {
 	assert_int_equal(load(text), -1);
 	assert_null(pol);
-	assert_diag(0, line, col, needle);
-	if (diags.count != 1)
-		dump_diags();
-	assert_int_equal(diags.count, 1);
+	yaml_test_assert_one_diag(&diags, "t.yaml", line, col, needle);
 }
 
 /* A one-rule policy whose only endpoint is the flow mapping {BODY}, on
@@ -164,7 +143,7 @@ test_full_policy_loads_every_field(void **state)
 	const struct policy_endpoint *e;
 
 	if (load(full_policy) != 0)
-		dump_diags();
+		yaml_test_dump_diags(&diags);
 	assert_non_null(pol);
 	assert_int_equal(diags.count, 0);
 	assert_int_equal(pol->version, 1);
@@ -815,7 +794,7 @@ test_several_errors_reported_at_once(void **state)
 
 	assert_int_equal(load(doc), -1);
 	if (diags.count != 7)
-		dump_diags();
+		yaml_test_dump_diags(&diags);
 	assert_int_equal(diags.count, 7);
 	/* Found in two passes (shape, then values), reported top to bottom. */
 	assert_diag(0, 1, 10, "unsupported policy version 2");
