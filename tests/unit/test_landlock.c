@@ -28,9 +28,8 @@
 #include <cmocka.h>
 
 #include "broker/init/landlock.h"
+#include "tests/unit/child-probe.h"
 
-/* The uid and gid the attempts run as when the tests run as root. */
-#define TRIAL_NOBODY_ID 65534
 /* The most file descriptors nftw keeps open while removing the tree. */
 #define TREE_NFTW_FDS 16
 /* An attempt's answer when the same step failed without the layer. */
@@ -72,7 +71,7 @@ make_file(const char *dir, const char *name, const char *text)
 static int
 chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
-	return lchown(path, TRIAL_NOBODY_ID, TRIAL_NOBODY_ID);
+	return lchown(path, CHILD_PROBE_NOBODY_ID, CHILD_PROBE_NOBODY_ID);
 }
 
 static int
@@ -91,7 +90,7 @@ make_pty(struct tree *t)
 	assert_int_equal(unlockpt(t->ptmx), 0);
 	assert_int_equal(ptsname_r(t->ptmx, t->pts, sizeof(t->pts)), 0);
 	if (geteuid() == 0)
-		assert_int_equal(chown(t->pts, TRIAL_NOBODY_ID, TRIAL_NOBODY_ID), 0);
+		assert_int_equal(chown(t->pts, CHILD_PROBE_NOBODY_ID, CHILD_PROBE_NOBODY_ID), 0);
 }
 
 static int
@@ -129,27 +128,6 @@ tree_teardown(void **state)
 	return 0;
 }
 
-/* cmocka catches these signals; a child must die of them instead. */
-static void
-default_signals(void)
-{
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGABRT };
-	size_t i;
-
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-}
-
-static int
-become_nobody(void)
-{
-	default_signals();
-	if (geteuid() == 0 && (setgroups(0, NULL) == -1 ||
-	    setgid(TRIAL_NOBODY_ID) == -1 || setuid(TRIAL_NOBODY_ID) == -1))
-		return -1;
-	return 0;
-}
-
 /* The abstract socket name the parent of process PID listens on. */
 static socklen_t
 abstract_name(struct sockaddr_un *sun, pid_t pid)
@@ -172,63 +150,45 @@ listen_abstract(void)
 	return fd;
 }
 
-/* The outside process: nobody, listening; runs FN in its child. */
-static void __attribute__((noreturn))
-outsider(int out_fd, const struct tree *t, attempt_fn fn)
-{
-	int err = -1, status, inner[2];
-	pid_t pid;
+/* One trial: the tree and what to attempt under it. */
+struct trial_args {
+	const struct tree *t;
+	attempt_fn fn;
+};
 
-	if (become_nobody() == -1 || listen_abstract() == -1 || pipe2(inner, O_CLOEXEC) == -1)
-		_exit(2);
-	pid = fork();
-	if (pid == -1)
-		_exit(2);
-	if (pid == 0) {
-		err = fn(t);
-		_exit(write(inner[1], &err, sizeof(err)) == sizeof(err) ? 0 : 3);
-	}
-	close(inner[1]);
-	waitpid(pid, &status, 0);
-	if (read(inner[0], &err, sizeof(err)) != sizeof(err))
-		err = -1;
-	_exit(write(out_fd, &err, sizeof(err)) == sizeof(err) ? 0 : 2);
+/* The outside process: nobody, listening. */
+static int
+outsider_prepare(void *arg)
+{
+	(void)arg;
+	return child_probe_become_nobody() == -1 || listen_abstract() == -1 ? -1 : 0;
+}
+
+static int
+trial_attempt(void *arg)
+{
+	const struct trial_args *a = arg;
+
+	return a->fn(a->t);
 }
 
 /* Runs FN under the tree T; its answer (-1 when it gave none). */
 static int
 trial(const struct tree *t, attempt_fn fn)
 {
-	int out[2], err = -1, status;
-	pid_t pid;
+	struct trial_args a = { t, fn };
+	struct child_probe_outcome o = child_probe_run(outsider_prepare, trial_attempt, &a);
 
-	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid != -1);
-	if (pid == 0)
-		outsider(out[1], t, fn);
-	close(out[1]);
-	assert_int_equal(read(out[0], &err, sizeof(err)), sizeof(err));
-	close(out[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return err;
+	return o.reported ? o.err : -1;
 }
 
-/* valgrind (3.19) does not know the Landlock calls: under it, rulesets
- * can be built and freed, not applied. */
-static int
-under_valgrind(void)
-{
-	const char *preload = getenv("LD_PRELOAD");
-
-	return preload != NULL && strstr(preload, "vgpreload") != NULL;
-}
-
-/* Skips a trial on a kernel (or under a tool) below ABI. */
+/* Skips a trial on a kernel (or under a tool) below ABI: valgrind (3.19)
+ * does not know the Landlock calls, so under it rulesets can be built and
+ * freed, not applied. */
 static void
 need_abi(int abi)
 {
-	if (under_valgrind() || landlock_abi() < abi)
+	if (child_probe_under_valgrind() || landlock_abi() < abi)
 		skip();
 }
 
@@ -736,7 +696,7 @@ static void
 test_abi_of_this_kernel_is_detected(void **s)
 {
 	/* The development and CI kernels have Landlock ABI 6 or later. */
-	if (under_valgrind())
+	if (child_probe_under_valgrind())
 		skip();
 	assert_true(landlock_abi() >= LL_ABI_FULL);
 }

@@ -43,9 +43,8 @@
 #include <cmocka.h>
 
 #include "broker/init/seccomp.h"
+#include "tests/unit/child-probe.h"
 
-/* The uid and gid a workload is tried as when the tests run as root. */
-#define TRIAL_NOBODY_ID 65534
 /* ioprio_set: one process, best-effort class, level 4 (linux/ioprio.h). */
 #define TRIAL_IOPRIO_WHO_PROCESS 1
 #define TRIAL_IOPRIO_BE_4 ((2 << 13) | 4)
@@ -81,13 +80,6 @@ enum who {
 	AS_ROOT,     /* full capabilities: only the filter can refuse */
 };
 
-/* How a trial ended. */
-struct outcome {
-	int reported;   /* the attempt returned and reported ERR */
-	int err;        /* 0: the call worked; else its errno */
-	int status;     /* the attempting process's wait status */
-};
-
 /* One attempt, made with PARENT, a process of the same uid, as the other
  * process to aim at; returns 0 or the errno. */
 typedef int (*attempt_fn)(pid_t parent);
@@ -95,107 +87,52 @@ typedef int (*attempt_fn)(pid_t parent);
 static int g_value = 42;   /* what process_vm_* reads in the parent */
 static char g_true_name[] = "true";   /* argv[0] of /bin/true */
 
-/* cmocka catches these signals; a child must die of them instead of
- * jumping back into the test runner. */
-static void
-default_signals(void)
-{
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGSYS, SIGABRT };
-	size_t i;
+/* One trial: what to attempt, as whom, and whether under the filter. */
+struct trial_args {
+	enum who who;
+	attempt_fn fn;
+	int filtered;
+};
 
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		signal(sigs[i], SIG_DFL);
-}
-
-/* Becomes nobody when root, dumpable and traceable by its children. */
+/* The parent of the attempt: nobody when asked and root, dumpable and
+ * traceable by its children. */
 static int
-become(enum who who)
+outsider_prepare(void *arg)
 {
-	default_signals();
-	if (who == AS_NOBODY && geteuid() == 0) {
-		if (setgroups(0, NULL) == -1 || setgid(TRIAL_NOBODY_ID) == -1 ||
-		    setuid(TRIAL_NOBODY_ID) == -1)
-			return -1;
-	}
+	const struct trial_args *a = arg;
+
+	if (a->who == AS_NOBODY && child_probe_become_nobody() == -1)
+		return -1;
 	/* A uid change clears dumpable, which ptrace and process_vm need. */
 	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
-/* The attempting process: filter (when asked), try, report. */
-static void __attribute__((noreturn))
-attacker(int report_fd, attempt_fn fn, int filtered)
+/* The attempting process: filter (when asked), try. */
+static int
+attacker(void *arg)
 {
-	int err = -1;
+	const struct trial_args *a = arg;
 
-	if (filtered && seccomp_apply_workload() == -1)
-		err = 10000 + errno;
-	else
-		err = fn(getppid());
-	if (write(report_fd, &err, sizeof(err)) != sizeof(err))
-		_exit(3);
-	_exit(0);
-}
-
-/* The parent of the attempt: same identity; relays how it ended. */
-static void __attribute__((noreturn))
-outsider(int out_fd, enum who who, attempt_fn fn, int filtered)
-{
-	struct outcome o = { 0 };
-	int inner[2];
-	pid_t pid;
-
-	if (become(who) == -1 || pipe2(inner, O_CLOEXEC) == -1)
-		_exit(2);
-	pid = fork();
-	if (pid == -1)
-		_exit(2);
-	if (pid == 0)
-		attacker(inner[1], fn, filtered);
-	close(inner[1]);
-	if (waitpid(pid, &o.status, 0) == -1)
-		_exit(2);
-	o.reported = read(inner[0], &o.err, sizeof(o.err)) == sizeof(o.err);
-	if (write(out_fd, &o, sizeof(o)) != sizeof(o))
-		_exit(2);
-	_exit(0);
+	if (a->filtered && seccomp_apply_workload() == -1)
+		return 10000 + errno;
+	return a->fn(getppid());
 }
 
 /* Runs FN as WHO, under the workload filter when FILTERED. */
-static struct outcome
+static struct child_probe_outcome
 trial(enum who who, attempt_fn fn, int filtered)
 {
-	struct outcome o = { 0 };
-	int out[2], status;
-	pid_t pid;
+	struct trial_args a = { who, fn, filtered };
 
-	assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid != -1);
-	if (pid == 0)
-		outsider(out[1], who, fn, filtered);
-	close(out[1]);
-	assert_int_equal(read(out[0], &o, sizeof(o)), sizeof(o));
-	close(out[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	return o;
+	return child_probe_run(outsider_prepare, attacker, &a);
 }
 
-/* valgrind (3.19) does not know seccomp(2): under it, the filter cannot
- * be tried, only built. */
-static int
-under_valgrind(void)
-{
-	const char *preload = getenv("LD_PRELOAD");
-
-	return preload != NULL && strstr(preload, "vgpreload") != NULL;
-}
-
-/* Skips a trial that cannot run here. */
+/* Skips a trial that cannot run here: valgrind (3.19) does not know
+ * seccomp(2), so under it the filter cannot be tried, only built. */
 static void
 need_trial(enum who who)
 {
-	if (under_valgrind() || (who == AS_ROOT && geteuid() != 0))
+	if (child_probe_under_valgrind() || (who == AS_ROOT && geteuid() != 0))
 		skip();
 }
 
@@ -203,7 +140,7 @@ need_trial(enum who who)
 static void
 expect_refused(enum who who, attempt_fn fn, int err)
 {
-	struct outcome f, c;
+	struct child_probe_outcome f, c;
 
 	need_trial(who);
 	f = trial(who, fn, 1);
@@ -217,7 +154,7 @@ expect_refused(enum who who, attempt_fn fn, int err)
 static void
 expect_killed(attempt_fn fn)
 {
-	struct outcome f, c;
+	struct child_probe_outcome f, c;
 
 	need_trial(AS_NOBODY);
 	f = trial(AS_NOBODY, fn, 1);
@@ -232,7 +169,7 @@ expect_killed(attempt_fn fn)
 static void
 expect_allowed(attempt_fn fn)
 {
-	struct outcome f;
+	struct child_probe_outcome f;
 
 	need_trial(AS_NOBODY);
 	f = trial(AS_NOBODY, fn, 1);
@@ -458,7 +395,7 @@ try_execveat_memfd(pid_t p)
 static void
 test_execveat_of_a_memfd_is_refused(void **s)
 {
-	struct outcome c;
+	struct child_probe_outcome c;
 
 	expect_refused(AS_NOBODY, try_execveat_memfd, EPERM);
 	need_trial(AS_NOBODY);
@@ -604,7 +541,7 @@ static int try_nr_below_x32(pid_t p) { return result(syscall(TRIAL_X32_BIT - 1))
 static void
 expect_enosys(attempt_fn fn)
 {
-	struct outcome f;
+	struct child_probe_outcome f;
 
 	need_trial(AS_NOBODY);
 	f = trial(AS_NOBODY, fn, 1);
