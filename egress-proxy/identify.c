@@ -21,6 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "common/proc.h"
 #include "egress-proxy/identify.h"
 /* identify_bpf_obj[]: identify.bpf.c compiled for the BPF target, made into
  * an array at build time (identify.inc). */
@@ -31,10 +32,7 @@
 #define IDENTIFY_PROG6_NAME "identify_connect6"
 #define IDENTIFY_DIAG_REPLY_MAX_BYTES 8192      /* one inet_diag_msg and its netlink header */
 #define IDENTIFY_DIAG_STALE_MAX 8               /* old replies skipped before giving up */
-#define IDENTIFY_PROC_STAT_MAX_BYTES 1024       /* comm is at most 16 bytes; the rest is numbers */
 #define IDENTIFY_PROC_PATH_BYTES 32             /* "/proc/" and a pid */
-#define IDENTIFY_STAT_FIRST_FIELD 3             /* the first after comm; proc(5) counts from 1 */
-#define IDENTIFY_STAT_START_FIELD 22
 #define IDENTIFY_NS_PER_S 1000000000ull
 /* The kernel's dev_t: 12 bits of major above 20 bits of minor. */
 #define IDENTIFY_KDEV_MINOR_BITS 20
@@ -296,55 +294,6 @@ identify_diag_cookie(int fd, const struct identify_tuple *t, uint64_t *cookie)
 	return identify_diag_recv(fd, &req, cookie);
 }
 
-/* Parses the start time out of a /proc/PID/stat line. comm (field 2) may
- * hold spaces and parentheses, so fields are counted from the LAST ')',
- * which no comm can follow. */
-static int
-identify_parse_start(const char *line, uint64_t *start)
-{
-	const char *p = strrchr(line, ')');
-	char *end;
-	int field;
-
-	if (p == NULL)
-		return -1;
-	for (field = IDENTIFY_STAT_FIRST_FIELD; field <= IDENTIFY_STAT_START_FIELD; field++) {
-		p = strchr(p, ' ');
-		if (p == NULL)
-			return -1;
-		while (*p == ' ')
-			p++;
-	}
-	if (*p < '0' || *p > '9')
-		return -1;
-	errno = 0;
-	*start = strtoull(p, &end, 10);
-	return errno == 0 && (*end == ' ' || *end == '\n' || *end == '\0') ? 0 : -1;
-}
-
-/* The start time of PID from /proc/PID/stat; -1 when it is gone. */
-static int
-identify_read_start(pid_t pid, uint64_t *start)
-{
-	char path[IDENTIFY_PROC_PATH_BYTES];
-	char line[IDENTIFY_PROC_STAT_MAX_BYTES];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd == -1)
-		return -1;
-	do
-		n = read(fd, line, sizeof(line) - 1);
-	while (n == -1 && errno == EINTR);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	line[n] = '\0';
-	return identify_parse_start(line, start);
-}
-
 /* The kernel's dev_t encoding as user space's. */
 static dev_t
 identify_dev(uint32_t kdev)
@@ -405,7 +354,11 @@ identify_owner_fill(const struct identify_record *rec, struct identify_owner *ou
 
 	out->pid = (pid_t)rec->tgid;
 	out->tid = (pid_t)rec->tid;
-	if (identify_read_start(out->pid, &start) != 0)
+	/* No process has such a pid; proc_start_time() refuses it without
+	 * setting errno, which the next test reads. */
+	if (out->pid <= 0)
+		return IDENTIFY_ERR_GONE;
+	if (proc_start_time(out->pid, &start) != 0)
 		return errno == ENOENT || errno == ESRCH ? IDENTIFY_ERR_GONE : IDENTIFY_ERR_SYSTEM;
 	if (start != identify_record_ticks(rec))
 		return IDENTIFY_ERR_REUSED;
