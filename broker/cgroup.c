@@ -363,6 +363,7 @@ int
 cgroup_host_enter_leaf(struct cgroup_host *host, const char *instance, char **err)
 {
 	char leaf[PATH_MAX], procs[16];
+	ssize_t n;
 
 	if (!host->v2_needs_leaf)
 		return 0;
@@ -375,7 +376,9 @@ cgroup_host_enter_leaf(struct cgroup_host *host, const char *instance, char **er
 	/* "0" is the writer: the whole process, every thread, moves. */
 	if (file_write(leaf, "cgroup.procs", "0", err) == -1)
 		return -1;
-	if (file_read(host->v2.base, "cgroup.procs", procs, sizeof(procs)) != 0)
+	if ((n = file_read(host->v2.base, "cgroup.procs", procs, sizeof(procs))) == -1)
+		return cgroup_fail(err, "cgroup: reading %s/cgroup.procs: %s", host->v2.base, strerror(errno));
+	if (n > 0)
 		return cgroup_fail(err, "cgroup: other processes remain in %s, so controllers cannot "
 		    "be enabled below it: run corrald as its own unit with Delegate=yes", host->v2.base);
 	host->v2_needs_leaf = false;
@@ -464,8 +467,10 @@ make_roots(const struct cgroup_host *host, const struct cgroup_sandbox *sb, char
 	char enable[64];
 
 	v2_enable_list(sb, enable, sizeof(enable));
-	if (enable[0] != '\0' && file_write(host->v2.base, "cgroup.subtree_control", enable, err) == -1)
-		return -1;
+	if (enable[0] != '\0' && file_write(host->v2.base, "cgroup.subtree_control", enable, NULL) == -1)
+		return cgroup_fail(err, "cgroup: cannot enable \"%s\" below %s: %s%s", enable,
+		    host->v2.base, strerror(errno), errno != EBUSY ? "" :
+		    " (it holds processes: run corrald as its own unit with Delegate=yes)");
 	for (size_t i = 0; i < sb->leaves; i++)
 		if (mkdir(sb->leaf[i].root, 0755) == -1 && errno != EEXIST)
 			return cgroup_fail(err, "cgroup: mkdir %s: %s", sb->leaf[i].root, strerror(errno));
