@@ -17,7 +17,7 @@
 /* The tenant a request names, checked against the caller; NULL with an
  * error in RESP when it is unknown or not the caller's. */
 static struct proxy_tenant *
-api_tenant(struct daemon *d, const struct api_caller *caller, const char *name,
+api_tenant(struct daemon *d, const struct sandbox_caller *caller, const char *name,
     Corral__Response *resp)
 {
 	struct proxy_tenant *t = daemon_tenant(d, name);
@@ -52,7 +52,7 @@ api_policy_reply(Corral__Response *resp, const struct policy *p)
 }
 
 int
-api_policy_get(struct daemon *d, const struct api_caller *caller, const Corral__Request *req,
+api_policy_get(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp)
 {
 	struct proxy_tenant *t = api_tenant(d, caller, req->policy_get->sandbox, resp);
@@ -93,7 +93,7 @@ api_commit(struct proxy_tenant *t, struct policy *next, bool close_revoked,
 }
 
 int
-api_policy_set(struct daemon *d, const struct api_caller *caller, const Corral__Request *req,
+api_policy_set(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp)
 {
 	const Corral__PolicySet *ps = req->policy_set;
@@ -134,7 +134,7 @@ api_apply_update(struct policy *p, const Corral__PolicyUpdate *pu, Corral__Respo
 }
 
 int
-api_policy_update(struct daemon *d, const struct api_caller *caller,
+api_policy_update(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp)
 {
 	const Corral__PolicyUpdate *pu = req->policy_update;
@@ -180,7 +180,7 @@ api_denial_message(const struct denial *src)
 }
 
 int
-api_denials(struct daemon *d, const struct api_caller *caller, const Corral__Request *req,
+api_denials(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp)
 {
 	struct proxy_tenant *t = api_tenant(d, caller, req->denials->sandbox, resp);

@@ -7,7 +7,7 @@
 #include "common/xmalloc.h"
 
 int
-api_status(struct daemon *d, const struct api_caller *caller, const Corral__Request *req,
+api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp)
 {
 	char lines[KERNEL_LAYERS][KERNEL_LAYER_LINE_MAX_BYTES];

@@ -29,7 +29,7 @@ struct api_conn {
 	struct api *api;
 	struct bufferevent *bev;
 	struct frame_decoder *frames;
-	struct api_caller caller;
+	struct sandbox_caller caller;
 	bool answered;                  /* close once the answer is written */
 	struct api_conn *prev, *next;
 };
@@ -52,6 +52,11 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_POLICY_SET, api_policy_set },
 	{ CORRAL__REQUEST__REQUEST_POLICY_UPDATE, api_policy_update },
 	{ CORRAL__REQUEST__REQUEST_DENIALS, api_denials },
+	{ CORRAL__REQUEST__REQUEST_SANDBOX_CREATE, api_sandbox_create },
+	{ CORRAL__REQUEST__REQUEST_SANDBOX_GET, api_sandbox_get },
+	{ CORRAL__REQUEST__REQUEST_SANDBOX_LIST, api_sandbox_list },
+	{ CORRAL__REQUEST__REQUEST_SANDBOX_DELETE, api_sandbox_delete },
+	{ CORRAL__REQUEST__REQUEST_REAP, api_reap },
 };
 
 void
@@ -99,7 +104,8 @@ api_conn_free(struct api_conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	a->nconns--;
-	bufferevent_free(c->bev);
+	if (c->bev != NULL)
+		bufferevent_free(c->bev);
 	frame_decoder_free(c->frames);
 	free(c);
 }
@@ -127,7 +133,7 @@ api_find_handler(Corral__Request__RequestCase which)
 	return NULL;
 }
 
-/* Answers one request; -1 drops the connection. */
+/* Answers one request; -1 drops the connection, 1 says it was handed over. */
 static int
 api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
 {
@@ -140,6 +146,14 @@ api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
 	if ((req = wire_request_unpack(payload, len, &why)) == NULL) {
 		api_error(&resp, WIRE_ERR_PROTOCOL, "%s", why != NULL ? why : "not a request");
 		rc = -1;
+	} else if (req->request_case == CORRAL__REQUEST__REQUEST_EXEC_START) {
+		/* The connection becomes the exec stream, owned by api-exec.c. */
+		frame_decoder_next(c->frames);
+		api_exec_attach(c->api->daemon, &c->caller, req->exec_start, c->bev, c->frames);
+		c->bev = NULL;
+		c->frames = NULL;
+		corral__request__free_unpacked(req, NULL);
+		return 1;
 	} else if ((handler = api_find_handler(req->request_case)) == NULL) {
 		api_error(&resp, WIRE_ERR_UNAVAILABLE, "this corrald (%s) does not serve that "
 		    "request yet", PACKAGE_VERSION);
@@ -182,7 +196,10 @@ api_on_read(struct bufferevent *bev, void *arg)
 			break;
 		}
 		payload = frame_decoder_payload(c->frames, &len);
-		api_dispatch(c, payload, len);
+		if (api_dispatch(c, payload, len) == 1) {
+			api_conn_free(c);       /* the exec stream has its socket now */
+			return;
+		}
 		frame_decoder_next(c->frames);
 	}
 	if (c->answered && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
@@ -206,17 +223,34 @@ api_on_event(struct bufferevent *bev, short what, void *arg)
 
 /* Reads who is on the other end; the kernel vouches for it. */
 static int
-api_peer(int fd, struct api_caller *caller)
+api_peer(int fd, struct sandbox_caller *caller)
 {
 	struct ucred cred;
-	socklen_t len = sizeof(cred);
+	socklen_t len = sizeof(cred), glen = sizeof(caller->groups);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
 		return -1;
 	caller->uid = cred.uid;
 	caller->gid = cred.gid;
 	caller->pid = cred.pid;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, caller->groups, &glen) == -1)
+		return -1;
+	caller->ngroups = glen / sizeof(caller->groups[0]);
 	return 0;
+}
+
+/* True when PID lives in another pid namespace than corrald: inside a
+ * sandbox, whose processes may not drive the daemon. */
+static bool
+api_peer_in_sandbox(pid_t pid)
+{
+	char path[64];
+	struct stat mine, theirs;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (stat("/proc/self/ns/pid", &mine) == -1 || stat(path, &theirs) == -1)
+		return true;
+	return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
 }
 
 static void
@@ -235,7 +269,7 @@ api_on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->api = a;
-	if (api_peer(fd, &c->caller) == -1 || (c->frames = frame_decoder_new()) == NULL ||
+	if (api_peer(fd, &c->caller) == -1 || api_peer_in_sandbox(c->caller.pid) || (c->frames = frame_decoder_new()) == NULL ||
 	    (c->bev = bufferevent_socket_new(a->daemon->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		frame_decoder_free(c->frames);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "broker/sandbox.h"
 #include "common/wire.h"
 
 struct api;
@@ -20,16 +21,10 @@ struct api *api_new(struct daemon *d, const char *path);
 /* Closes every connection and the socket, and removes it; NULL is fine. */
 void api_free(struct api *a);
 
-/* Who is asking. */
-struct api_caller {
-	uid_t uid;
-	gid_t gid;
-	pid_t pid;
-};
 
 /* A handler answers REQ into *RESP (whose payload it allocates with
  * malloc, freed by api_response_clear) and returns 0; -1 drops the connection. */
-typedef int (*api_handler)(struct daemon *d, const struct api_caller *caller,
+typedef int (*api_handler)(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 
 /* Fills RESP with an Error of CODE and a formatted message. */
@@ -37,16 +32,36 @@ void api_error(Corral__Response *resp, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* The handlers, one file per group. */
-int api_status(struct daemon *d, const struct api_caller *caller, const Corral__Request *req,
+int api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp);
-int api_policy_get(struct daemon *d, const struct api_caller *caller,
+int api_policy_get(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
-int api_policy_set(struct daemon *d, const struct api_caller *caller,
+int api_policy_set(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
-int api_policy_update(struct daemon *d, const struct api_caller *caller,
+int api_policy_update(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
-int api_denials(struct daemon *d, const struct api_caller *caller,
+int api_denials(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
+int api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_sandbox_get(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_reap(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+
+struct bufferevent;
+struct frame_decoder;
+/* Turns a connection whose first request is an exec start into the exec
+ * stream; takes BEV and FRAMES over whatever happens. */
+void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__ExecSandboxRequest *req, struct bufferevent *bev,
+    struct frame_decoder *frames);
+/* SB is being deleted: its exec streams end now, each told why. */
+void api_exec_sandbox_gone(struct sandbox *sb);
 
 /* Frees what a handler put in RESP. */
 void api_response_clear(Corral__Response *resp);

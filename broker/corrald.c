@@ -263,6 +263,10 @@ main(int argc, char **argv)
 	corrald_add_signals(&d, sigevs);
 	corrald_open_ledger(&d);
 	corrald_start_proxy(&d);
+	if (corrald_mkdirs(d.cfg->state_dir) == -1)
+		fatal("cannot create the state folder %s", d.cfg->state_dir);
+	if (daemon_sandboxes_start(&d) == -1)
+		exit(1);
 	if (daemon_api_start(&d) == -1)
 		exit(1);
 	log_info("corrald %s ready", PACKAGE_VERSION);

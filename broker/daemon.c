@@ -14,7 +14,11 @@
 #include "broker/api.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
+#include "broker/monitor.h"
+#include "broker/registry.h"
+#include "broker/sandbox.h"
 #include "common/log.h"
+#include "common/xmalloc.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/identify.h"
 #include "egress-proxy/ledger.h"
@@ -248,11 +252,103 @@ daemon_api_start(struct daemon *d)
 	return 0;
 }
 
+/* Where corral-init is: CORRAL_INIT when running from a build folder,
+ * else the installed one. */
+static const char *
+daemon_init_path(void)
+{
+	const char *env = getenv("CORRAL_INIT");
+
+	return env != NULL && env[0] == '/' ? env : LIBEXECDIR "/corral/corral-init";
+}
+
+static void
+daemon_monitor_start(struct daemon *d)
+{
+	struct monitor_config mc = {
+		.state_dir = d->cfg->state_dir, .pool = { 0 }, .pool_prefix = d->cfg->pool.prefix_len,
+		.init_path = daemon_init_path(), .runtime_dir = NULL,
+		.connect_port = SANDBOX_CONNECT_PORT, .transparent_port = SANDBOX_TRANSPARENT_PORT,
+		.dns_port = SANDBOX_DNS_PORT,
+	};
+
+	memcpy(&mc.pool, d->cfg->pool.addr, 4);
+	if ((d->monitor = monitor_new(&mc, &d->monitor_why)) == NULL)
+		log_warnx("sandboxes unavailable: %s", d->monitor_why);
+	else
+		log_info("sandboxes: instance %s, corral-init %s", monitor_instance(d->monitor),
+		    mc.init_path);
+}
+
+int
+daemon_sandboxes_start(struct daemon *d)
+{
+	char *path, *err = NULL;
+	size_t n;
+
+	xasprintf(&path, "%s/registry.db", d->cfg->state_dir);
+	d->registry = registry_open(path, &err);
+	free(path);
+	if (d->registry == NULL) {
+		log_error("registry: %s", err);
+		free(err);
+		return -1;
+	}
+	daemon_monitor_start(d);
+	if ((n = daemon_reap(d, NULL, NULL, NULL, NULL)) > 0)
+		log_info("reaped %zu leftovers of a broker that is gone", n);
+	return 0;
+}
+
+/* Registry rows whose server is gone: their sandboxes died with it. */
+static size_t
+daemon_reap_rows(struct daemon *d, daemon_reap_fn row, void *arg)
+{
+	struct registry_list dead = { 0 };
+	size_t n = 0;
+
+	if (registry_dead_rows(d->registry, &dead, NULL) == -1)
+		return 0;
+	for (size_t i = 0; i < dead.len; i++) {
+		if (d->monitor != NULL)
+			monitor_destroy(d->monitor, dead.rows[i].name, NULL);
+		if (registry_remove(d->registry, dead.rows[i].name, NULL) == 0) {
+			n++;
+			if (row != NULL)
+				row(dead.rows[i].name, arg);
+		}
+	}
+	registry_list_clear(&dead);
+	return n;
+}
+
+size_t
+daemon_reap(struct daemon *d, daemon_reap_fn row, void *row_arg, daemon_reap_fn object,
+    void *object_arg)
+{
+	const char **live = xcalloc(sandbox_count(d) + 1, sizeof(*live));
+	size_t n = 0, removed;
+
+	for (struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next)
+		live[n++] = sb->name;
+	removed = daemon_reap_rows(d, row, row_arg);
+	if (d->monitor != NULL)
+		removed += monitor_reap(d->monitor, live, n, object, object_arg);
+	free(live);
+	return removed;
+}
+
 void
 daemon_shutdown(struct daemon *d)
 {
 	api_free(d->api);
 	d->api = NULL;
+	while (d->sandboxes != NULL)
+		sandbox_delete(d, d->sandboxes);
+	monitor_free(d->monitor);
+	d->monitor = NULL;
+	free(d->monitor_why);
+	registry_close(d->registry);
 	proxy_free(d->proxy);
 	d->proxy = NULL;
 	d->host = NULL;

@@ -8,6 +8,9 @@
 
 struct addr_policy;
 struct api;
+struct monitor;
+struct registry;
+struct sandbox;
 struct identify_attachment;
 struct identify_bpf;
 struct config;
@@ -31,7 +34,22 @@ struct daemon {
 	struct identify_bpf *identify;  /* the identification program, when loaded */
 	struct identify_attachment *host_watch;  /* it, on host_proxy.cgroup */
 	struct api *api;
+	struct registry *registry;
+	struct monitor *monitor;        /* NULL: sandboxes cannot be built here (said why) */
+	char *monitor_why;
+	struct sandbox *sandboxes;
 };
+
+typedef void (*daemon_reap_fn)(const char *what, void *arg);
+
+/* Opens the registry and sets up the monitor, then reaps what a dead
+ * broker left. -1 (logged) when the registry cannot be opened. */
+int daemon_sandboxes_start(struct daemon *d);
+/* Reaps: registry rows whose server is gone (ROW hears each name), then
+ * kernel objects and homes no live sandbox owns (OBJECT hears each).
+ * Returns the number of things removed. */
+size_t daemon_reap(struct daemon *d, daemon_reap_fn row, void *row_arg,
+    daemon_reap_fn object, void *object_arg);
 
 /* Starts the host mode's proxy on its loopback address; -1 (logged) on failure. */
 int daemon_host_proxy_start(struct daemon *d);

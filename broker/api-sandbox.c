@@ -1,0 +1,170 @@
+/* The control socket's sandbox requests: create, get, list, delete, reap. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/api.h"
+#include "broker/daemon.h"
+#include "broker/monitor.h"
+#include "broker/sandbox.h"
+#include "common/xmalloc.h"
+
+static void
+api_sandbox_reply(Corral__Response *resp, Corral__SandboxInfo *info)
+{
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_SANDBOX;
+	resp->sandbox = info;
+}
+
+int
+api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp)
+{
+	struct sandbox *sb;
+	const char *code;
+	char *err = NULL;
+
+	if (sandbox_create(d, caller, req->sandbox_create, &sb, &code, &err) == -1)
+		api_error(resp, code, "%s", err != NULL ? err : "the sandbox could not be created");
+	else
+		api_sandbox_reply(resp, sandbox_info(d, sb));
+	free(err);
+	return 0;
+}
+
+/* The sandbox NAME if CALLER may see it; an error in RESP otherwise (the
+ * same for "not yours" and "none": names of others' sandboxes stay theirs). */
+static struct sandbox *
+api_visible_sandbox(struct daemon *d, const struct sandbox_caller *caller, const char *name,
+    Corral__Response *resp)
+{
+	struct sandbox *sb = sandbox_find(d, name);
+
+	if (sb == NULL || !sandbox_visible(sb, caller)) {
+		api_error(resp, WIRE_ERR_NOT_FOUND, "no sandbox named '%s'", name);
+		return NULL;
+	}
+	return sb;
+}
+
+int
+api_sandbox_get(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp)
+{
+	struct sandbox *sb = api_visible_sandbox(d, caller, req->sandbox_get->name, resp);
+
+	if (sb != NULL)
+		api_sandbox_reply(resp, sandbox_info(d, sb));
+	return 0;
+}
+
+/* True when SB has every label of the selector. */
+static bool
+api_selected(const struct sandbox *sb, const Corral__SandboxList *sel)
+{
+	for (size_t i = 0; i < sel->n_selector; i++) {
+		bool found = false;
+		size_t klen = strlen(sel->selector[i]->key);
+
+		for (size_t j = 0; j < sb->nlabels && !found; j++)
+			found = strncmp(sb->labels[j], sel->selector[i]->key, klen) == 0 &&
+			    sb->labels[j][klen] == '=' &&
+			    strcmp(sb->labels[j] + klen + 1, sel->selector[i]->value) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+int
+api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp)
+{
+	Corral__SandboxListReply *r = xmalloc(sizeof(*r));
+	size_t n = 0;
+
+	corral__sandbox_list_reply__init(r);
+	r->sandboxes = xcalloc(sandbox_count(d) + 1, sizeof(*r->sandboxes));
+	for (struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next)
+		if (sandbox_visible(sb, caller) && api_selected(sb, req->sandbox_list))
+			r->sandboxes[n++] = sandbox_info(d, sb);
+	r->n_sandboxes = n;
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_SANDBOX_LIST;
+	resp->sandbox_list = r;
+	return 0;
+}
+
+/* Deletes SB when CALLER may, adding its name to R. */
+static void
+api_delete_one(struct daemon *d, struct sandbox *sb, Corral__SandboxDeleteReply *r)
+{
+	r->deleted[r->n_deleted++] = xstrdup(sb->name);
+	sandbox_delete(d, sb);
+}
+
+int
+api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp)
+{
+	const Corral__SandboxDelete *del = req->sandbox_delete;
+	Corral__SandboxDeleteReply *r = xmalloc(sizeof(*r));
+	struct sandbox *sb, *next;
+
+	corral__sandbox_delete_reply__init(r);
+	r->deleted = xcalloc(sandbox_count(d) + 1, sizeof(*r->deleted));
+	for (sb = d->sandboxes; del->all && sb != NULL; sb = next) {
+		next = sb->next;
+		if (sandbox_visible(sb, caller))
+			api_delete_one(d, sb, r);
+	}
+	/* Idempotent: a name that is gone (or not the caller's) is no error. */
+	for (size_t i = 0; !del->all && i < del->n_names; i++)
+		if ((sb = sandbox_find(d, del->names[i])) != NULL && sandbox_visible(sb, caller))
+			api_delete_one(d, sb, r);
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_SANDBOX_DELETE;
+	resp->sandbox_delete = r;
+	return 0;
+}
+
+/* Collects what reaping removed into a ReapReply list. */
+struct api_reap_list {
+	char **items;
+	size_t n, cap;
+};
+
+static void
+api_reap_add(const char *what, void *arg)
+{
+	struct api_reap_list *l = arg;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap == 0 ? 16 : l->cap * 2;
+		l->items = xreallocarray(l->items, l->cap, sizeof(*l->items));
+	}
+	l->items[l->n++] = xstrdup(what);
+}
+
+int
+api_reap(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    Corral__Response *resp)
+{
+	struct api_reap_list rows = { 0 }, objects = { 0 };
+	Corral__ReapReply *r;
+
+	if (caller->uid != 0) {
+		api_error(resp, WIRE_ERR_PERMISSION, "only root may reap (it touches every user's "
+		    "leftovers)");
+		return 0;
+	}
+	daemon_reap(d, api_reap_add, &rows, api_reap_add, &objects);
+	r = xmalloc(sizeof(*r));
+	corral__reap_reply__init(r);
+	r->sandboxes = rows.items;
+	r->n_sandboxes = rows.n;
+	r->objects = objects.items;
+	r->n_objects = objects.n;
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_REAP;
+	resp->reap = r;
+	return 0;
+}

@@ -1,0 +1,698 @@
+/* Sandboxes, as the broker sees them: checking a create request, building
+ * it through the monitor, giving it a proxy tenant and an exec channel,
+ * and deleting it. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "broker/api.h"
+#include "broker/conf.h"
+#include "broker/daemon.h"
+#include "broker/exec.h"
+#include "broker/monitor.h"
+#include "broker/registry.h"
+#include "broker/sandbox.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "common/xmalloc.h"
+#include "egress-proxy/proxy.h"
+#include "policy/caller.h"
+#include "policy/load.h"
+#include "policy/name.h"
+#include "policy/profile.h"
+#include "policy/render.h"
+
+#define SANDBOX_NAME_RANDOM_BYTES 4
+
+/* A request being checked: what sandbox_create gathers before building. */
+struct sandbox_plan {
+	const Corral__SandboxCreate *req;
+	const struct sandbox_caller *caller;
+	char name[64];
+	uid_t uid;
+	gid_t gid;
+	struct spawn_root roots[SANDBOX_ROOTS_MAX];
+	size_t nroots;
+	struct policy *policy;
+	int slot;
+};
+
+static void
+sandbox_refuse(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+sandbox_refuse(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(*err);
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) == -1)
+		*err = NULL;
+	va_end(ap);
+}
+
+struct sandbox *
+sandbox_find(struct daemon *d, const char *name)
+{
+	for (struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next)
+		if (strcmp(sb->name, name) == 0)
+			return sb;
+	return NULL;
+}
+
+bool
+sandbox_visible(const struct sandbox *sb, const struct sandbox_caller *caller)
+{
+	return caller->uid == 0 || caller->uid == sb->owner;
+}
+
+unsigned
+sandbox_count(const struct daemon *d)
+{
+	unsigned n = 0;
+
+	for (const struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next)
+		n++;
+	return n;
+}
+
+/* The name asked for, or a fresh "sb-xxxxxxxx". */
+static int
+sandbox_plan_name(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	const char *why;
+
+	if (p->req->name[0] == '\0') {
+		uint32_t r = (uint32_t)time_now_us() ^ (uint32_t)getpid() ^ (uint32_t)random();
+
+		snprintf(p->name, sizeof(p->name), "sb-%08x", r);
+	} else if ((why = policy_name_error(p->req->name)) != NULL) {
+		sandbox_refuse(err, "sandbox name '%s': %s", p->req->name, why);
+		return -1;
+	} else {
+		snprintf(p->name, sizeof(p->name), "%s", p->req->name);
+	}
+	if (sandbox_find(d, p->name) != NULL) {
+		sandbox_refuse(err, "a sandbox named '%s' already exists", p->name);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sandbox_plan_roots(struct sandbox_plan *p, char **err)
+{
+	const Corral__SandboxCreate *req = p->req;
+
+	if (req->n_roots == 0 || req->n_roots > SANDBOX_ROOTS_MAX) {
+		sandbox_refuse(err, "a sandbox needs 1 to %d roots (--root PATH[:ro])",
+		    SANDBOX_ROOTS_MAX);
+		return -1;
+	}
+	for (size_t i = 0; i < req->n_roots; i++) {
+		if (req->roots[i]->path[0] != '/') {
+			sandbox_refuse(err, "root '%s' is not an absolute path", req->roots[i]->path);
+			return -1;
+		}
+		p->roots[i].path = req->roots[i]->path;
+		p->roots[i].read_only = !req->roots[i]->writable;
+	}
+	p->nroots = req->n_roots;
+	return 0;
+}
+
+/* run_as for a root caller: --run-as USER, else the owner of the first
+ * writable root when a regular user. Never uid 0 inside (a root workload
+ * could write /proc/sys/kernel/core_pattern). */
+static int
+sandbox_plan_run_as_root(struct sandbox_plan *p, char **err)
+{
+	const struct passwd *pw;
+	struct stat st;
+
+	if (p->req->run_as[0] != '\0') {
+		if ((pw = getpwnam(p->req->run_as)) == NULL) {
+			sandbox_refuse(err, "--run-as %s: no such user", p->req->run_as);
+			return -1;
+		}
+		p->uid = pw->pw_uid;
+		p->gid = pw->pw_gid;
+		return 0;
+	}
+	for (size_t i = 0; i < p->nroots; i++) {
+		if (p->roots[i].read_only)
+			continue;
+		if (stat(p->roots[i].path, &st) == -1) {
+			sandbox_refuse(err, "root %s: %s", p->roots[i].path, strerror(errno));
+			return -1;
+		}
+		if (st.st_uid < SANDBOX_MIN_REGULAR_UID)
+			break;
+		p->uid = st.st_uid;
+		pw = getpwuid(st.st_uid);
+		p->gid = pw != NULL ? pw->pw_gid : st.st_gid;
+		return 0;
+	}
+	sandbox_refuse(err, "the first writable root does not belong to a regular user, and a "
+	    "sandbox never runs as root or a system account: pass --run-as USER");
+	return -1;
+}
+
+static int
+sandbox_plan_run_as(struct sandbox_plan *p, char **err)
+{
+	const struct passwd *pw;
+
+	if (p->caller->uid == 0) {
+		if (sandbox_plan_run_as_root(p, err) == -1)
+			return -1;
+	} else {
+		/* A non-root caller's sandbox runs as the caller. */
+		pw = p->req->run_as[0] != '\0' ? getpwnam(p->req->run_as) : NULL;
+		if (p->req->run_as[0] != '\0' && (pw == NULL || pw->pw_uid != p->caller->uid)) {
+			sandbox_refuse(err, "--run-as %s: only root may run a sandbox as another user",
+			    p->req->run_as);
+			return -1;
+		}
+		p->uid = p->caller->uid;
+		p->gid = p->caller->gid;
+	}
+	if (p->uid == 0 || p->gid == 0) {
+		sandbox_refuse(err, "a sandbox never runs as root (uid or gid 0)");
+		return -1;
+	}
+	return 0;
+}
+
+/* The policy given as content, held to a non-root caller's limits. */
+static struct policy *
+sandbox_policy_given(struct sandbox_plan *p, char **err)
+{
+	struct policy_diags diags;
+	struct caller_report report = { 0 };
+	const char *paths[SANDBOX_ROOTS_MAX];
+	struct policy *pol = NULL;
+	char *text;
+
+	policy_diags_init(&diags);
+	if (policy_load_buffer("<policy>", p->req->policy, strlen(p->req->policy), &pol,
+	    &diags) == -1) {
+		text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE);
+		sandbox_refuse(err, "%s", text != NULL ? text : "the policy does not load");
+		free(text);
+	} else if (p->caller->uid != 0) {
+		for (size_t i = 0; i < p->nroots; i++)
+			paths[i] = p->roots[i].path;
+		if (caller_check(pol, paths, p->nroots, render_runtime_default(), &report) !=
+		    CALLER_OK) {
+			sandbox_refuse(err, "%s", report.nmessages > 0 ? report.messages[0] :
+			    "the policy says what only root may say");
+			policy_free(pol);
+			pol = NULL;
+		}
+		caller_report_clear(&report);
+	}
+	policy_diags_clear(&diags);
+	return pol;
+}
+
+/* The profile's network entries around the sandbox's roots and run_as. */
+static struct policy *
+sandbox_policy_profile(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	const char *name = p->req->profile[0] != '\0' ? p->req->profile : PROFILE_DEFAULT_NAME;
+	struct render_root roots[SANDBOX_ROOTS_MAX];
+	struct policy *profile = NULL, *pol = NULL;
+	struct render_spec spec = { .roots = roots, .nroots = p->nroots, .uid = p->uid,
+	    .gid = p->gid };
+	char *message = NULL;
+	enum render_err e;
+
+	if (profile_load(d->cfg->profiles_dir, name, &profile, NULL, &message) != PROFILE_OK) {
+		sandbox_refuse(err, "%s", message != NULL ? message : "cannot load the profile");
+		free(message);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nroots; i++) {
+		roots[i].path = p->roots[i].path;
+		roots[i].writable = !p->roots[i].read_only;
+	}
+	spec.profile = profile;
+	if ((e = render_policy(&spec, &pol)) != RENDER_OK)
+		sandbox_refuse(err, "cannot render the policy: %s", render_strerror(e));
+	policy_free(profile);
+	return pol;
+}
+
+/* The lowest /30 of the pool no sandbox uses and whose old veth is gone
+ * (it dies with its namespace, a little after the sandbox). */
+static int
+sandbox_plan_slot(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	char ifname[IF_NAMESIZE];
+
+	for (unsigned slot = 0; slot < MONITOR_SLOTS_MAX; slot++) {
+		bool used = false;
+
+		for (struct sandbox *sb = d->sandboxes; sb != NULL && !used; sb = sb->next)
+			used = sb->slot == slot;
+		snprintf(ifname, sizeof(ifname), "crs%uh", slot);
+		if (!used && if_nametoindex(ifname) == 0) {
+			p->slot = (int)slot;
+			return 0;
+		}
+	}
+	sandbox_refuse(err, "no address left in the sandbox pool");
+	return -1;
+}
+
+/* The registry's row type holds plain char pointers; it only reads them. */
+static char *
+sandbox_unconst(const char *s)
+{
+	return (char *)(uintptr_t)s;
+}
+
+/* A registry row for the plan (state creating): the reservation that the
+ * cap is checked against. */
+static int
+sandbox_reserve(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	struct registry_root roots[SANDBOX_ROOTS_MAX];
+	struct registry_sandbox row = {
+		.name = p->name, .provider = sandbox_unconst("corral"), .machine_id = d->cfg->machine_id,
+		.session_id = p->req->session_id[0] != '\0' ? p->req->session_id : NULL,
+		.agent = p->req->agent[0] != '\0' ? p->req->agent : NULL,
+		.roots = roots, .roots_len = p->nroots,
+		.profile = p->req->policy[0] != '\0' ? NULL : sandbox_unconst(
+		    p->req->profile[0] != '\0' ? p->req->profile : PROFILE_DEFAULT_NAME),
+		.net_slot = p->slot, .owner_uid = p->caller->uid,
+	};
+	unsigned cap;
+
+	for (size_t i = 0; i < p->nroots; i++) {
+		roots[i].path = sandbox_unconst(p->roots[i].path);
+		roots[i].writable = !p->roots[i].read_only;
+	}
+	if (registry_cap_from_env(d->cfg->max_sandboxes, &cap, err) == -1)
+		return -1;
+	return registry_reserve(d->registry, &row, cap, err);
+}
+
+static char **
+sandbox_strv(size_t n)
+{
+	return xcalloc(n + 1, sizeof(char *));
+}
+
+/* The broker's record of a built sandbox. */
+static struct sandbox *
+sandbox_record(struct sandbox_plan *p, const struct monitor_built *b)
+{
+	const Corral__SandboxCreate *req = p->req;
+	struct sandbox *sb = xcalloc(1, sizeof(*sb));
+
+	sb->name = xstrdup(p->name);
+	sb->owner = p->caller->uid;
+	sb->uid = p->uid;
+	sb->gid = p->gid;
+	sb->profile = req->policy[0] != '\0' ? NULL :
+	    xstrdup(req->profile[0] != '\0' ? req->profile : PROFILE_DEFAULT_NAME);
+	sb->session_id = xstrdup(req->session_id);
+	sb->agent = xstrdup(req->agent);
+	sb->cwd = xstrdup(req->cwd);
+	sb->home = xstrdup(b->home);
+	sb->roots = sandbox_strv(p->nroots);
+	sb->writable = xcalloc(p->nroots + 1, sizeof(bool));
+	for (size_t i = 0; i < p->nroots; i++) {
+		sb->roots[i] = xstrdup(p->roots[i].path);
+		sb->writable[i] = !p->roots[i].read_only;
+	}
+	sb->nroots = p->nroots;
+	sb->labels = sandbox_strv(req->n_labels);
+	for (size_t i = 0; i < req->n_labels; i++)
+		xasprintf(&sb->labels[sb->nlabels++], "%s=%s", req->labels[i]->key,
+		    req->labels[i]->value);
+	sb->env = sandbox_strv(req->n_env);
+	for (size_t i = 0; i < req->n_env; i++)
+		xasprintf(&sb->env[sb->nenv++], "%s=%s", req->env[i]->key, req->env[i]->value);
+	sb->missing = sandbox_strv(b->n_missing);
+	for (size_t i = 0; i < b->n_missing; i++)
+		sb->missing[sb->nmissing++] = xstrdup(b->missing[i]);
+	sb->partial = b->n_missing > 0;
+	for (size_t i = 0; i < 3; i++)
+		sb->limit_source[i] = xstrdup(b->limit_source[i] != NULL ? b->limit_source[i] : "none");
+	sb->limits[0] = req->pids;
+	sb->limits[1] = req->memory_bytes;
+	sb->limits[2] = req->milli_cpus;
+	sb->slot = (unsigned)p->slot;
+	sb->gateway = b->gateway;
+	sb->address = b->address;
+	sb->landlock_abi = b->landlock_abi;
+	sb->init_pid = b->init_pid;
+	sb->created_us = time_now_us();
+	return sb;
+}
+
+/* The sandbox's proxy: its policy, its three listeners on the gateway
+ * (clients only from the sandbox's own address), its identification. */
+static int
+sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
+    const struct monitor_built *b, char **err)
+{
+	struct proxy_tenant_info info = { .name = sb->name,
+	    .session_id = sb->session_id[0] != '\0' ? sb->session_id : NULL,
+	    .agent = sb->agent[0] != '\0' ? sb->agent : NULL };
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_addr = sb->gateway };
+	struct sockaddr_in client = { .sin_family = AF_INET, .sin_addr = sb->address };
+	const struct sockaddr *cl = (const struct sockaddr *)&client;
+	pid_t boundary[1] = { b->init_pid };
+
+	if ((sb->tenant = proxy_tenant_new(d->proxy, &info, policy)) == NULL) {
+		sandbox_refuse(err, "out of memory");
+		return -1;
+	}
+	at.sin_port = htons(SANDBOX_CONNECT_PORT);
+	if (proxy_tenant_listen_connect(sb->tenant, (struct sockaddr *)&at, sizeof(at), cl, 32) == 0) {
+		at.sin_port = htons(SANDBOX_TRANSPARENT_PORT);
+		if (proxy_tenant_listen_transparent(sb->tenant, (struct sockaddr *)&at, sizeof(at),
+		    cl, 32) == 0) {
+			at.sin_port = htons(SANDBOX_DNS_PORT);
+			if (proxy_tenant_listen_dns(sb->tenant, (struct sockaddr *)&at, sizeof(at),
+			    cl, 32) == 0) {
+				proxy_tenant_set_identity(sb->tenant, b->diag_fd, b->map_fd, boundary, 1);
+				return 0;
+			}
+		}
+	}
+	sandbox_refuse(err, "cannot listen on the sandbox's gateway: %s", strerror(errno));
+	return -1;
+}
+
+/* corral-init's channel closed under a live sandbox: it died (the kernel
+ * then ended everything in its namespace). Logged; delete cleans up. */
+static void
+sandbox_on_channel_lost(void *arg)
+{
+	struct sandbox *sb = arg;
+
+	log_warnx("sandbox %s: its init process is gone", sb->name);
+}
+
+static void
+sandbox_free(struct sandbox *sb)
+{
+	char **lists[] = { sb->roots, sb->labels, sb->env, sb->missing };
+
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+		for (size_t i = 0; lists[l] != NULL && lists[l][i] != NULL; i++)
+			free(lists[l][i]);
+		free(lists[l]);
+	}
+	for (size_t i = 0; i < 3; i++)
+		free(sb->limit_source[i]);
+	free(sb->writable);
+	free(sb->name);
+	free(sb->profile);
+	free(sb->session_id);
+	free(sb->agent);
+	free(sb->cwd);
+	free(sb->home);
+	free(sb);
+}
+
+/* Checks the request; fills P (its policy is the caller's to free). */
+static int
+sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	if (sandbox_plan_name(d, p, err) == -1 || sandbox_plan_roots(p, err) == -1 ||
+	    sandbox_plan_run_as(p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)
+		return -1;
+	if (p->req->policy[0] != '\0' && p->req->profile[0] != '\0') {
+		sandbox_refuse(err, "give --profile or --policy, not both");
+		return -1;
+	}
+	p->policy = p->req->policy[0] != '\0' ? sandbox_policy_given(p, err) :
+	    sandbox_policy_profile(d, p, err);
+	return p->policy != NULL ? 0 : -1;
+}
+
+/* The monitor's request for plan P. */
+static void
+sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
+    struct monitor_create *mc)
+{
+	const Corral__SandboxCreate *req = p->req;
+
+	memset(mc, 0, sizeof(*mc));
+	mc->name = p->name;
+	mc->uid = p->uid;
+	mc->gid = p->gid;
+	mc->caller_uid = p->caller->uid;
+	mc->caller_gid = p->caller->gid;
+	mc->caller_groups = p->caller->groups;
+	mc->n_caller_groups = p->caller->ngroups;
+	mc->roots = p->roots;
+	mc->n_roots = p->nroots;
+	mc->workdir = req->cwd[0] != '\0' ? req->cwd : NULL;
+	mc->slot = (unsigned)p->slot;
+	mc->pids = req->pids;
+	mc->memory_bytes = req->memory_bytes;
+	mc->cpu_milli = req->milli_cpus;
+	mc->hard_requirement = p->policy->landlock == POLICY_LANDLOCK_HARD_REQUIREMENT;
+}
+
+/* Builds the planned sandbox: the monitor's part, then the broker's. */
+static struct sandbox *
+sandbox_build(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	struct monitor_create mc;
+	struct monitor_built b;
+	struct sandbox *sb;
+
+	if (d->monitor == NULL) {
+		sandbox_refuse(err, "sandboxes cannot be built here: %s", d->monitor_why);
+		return NULL;
+	}
+	sandbox_monitor_request(d, p, &mc);
+	if (monitor_create(d->monitor, &mc, &b, err) == -1)
+		return NULL;
+	sb = sandbox_record(p, &b);
+	if (sandbox_tenant(d, sb, p->policy, &b, err) == -1)
+		goto fail;
+	p->policy = NULL;       /* the tenant owns it */
+	sb->channel = exec_channel_new(d->base, b.channel_fd, sandbox_on_channel_lost, sb);
+	b.channel_fd = -1;
+	if (sb->channel == NULL) {
+		sandbox_refuse(err, "cannot serve the sandbox's exec channel");
+		goto fail;
+	}
+	return sb;
+fail:
+	if (b.channel_fd != -1)
+		close(b.channel_fd);
+	proxy_tenant_free(sb->tenant);
+	monitor_destroy(d->monitor, sb->name, NULL);
+	sandbox_free(sb);
+	return NULL;
+}
+
+int
+sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__SandboxCreate *req, struct sandbox **out, const char **code, char **err)
+{
+	struct sandbox_plan p = { .req = req, .caller = caller, .slot = -1 };
+	struct sandbox *sb = NULL;
+
+	*code = WIRE_ERR_INVALID;
+	if (sandbox_plan(d, &p, err) == -1)
+		goto out;
+	*code = WIRE_ERR_LIMIT;
+	if (sandbox_reserve(d, &p, err) == -1)
+		goto out;
+	*code = WIRE_ERR_UNAVAILABLE;
+	if ((sb = sandbox_build(d, &p, err)) == NULL) {
+		registry_remove(d->registry, p.name, NULL);
+		goto out;
+	}
+	registry_mark_ready(d->registry, sb->name, sb->init_pid,
+	    sb->partial ? "partial" : "full", NULL);
+	sb->next = d->sandboxes;
+	d->sandboxes = sb;
+	log_info("sandbox %s created for uid %u, running as %u (%s)", sb->name,
+	    (unsigned)caller->uid, (unsigned)sb->uid, sb->partial ? "partial" : "full");
+out:
+	policy_free(p.policy);
+	*out = sb;
+	return sb != NULL ? 0 : -1;
+}
+
+void
+sandbox_delete(struct daemon *d, struct sandbox *sb)
+{
+	struct sandbox **pp;
+	char *err = NULL;
+
+	for (pp = &d->sandboxes; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == sb) {
+			*pp = sb->next;
+			break;
+		}
+	/* The tunnels go first, then corral-init (its channel), then what
+	 * the monitor holds: cgroups (every process), the namespace, HOME. */
+	api_exec_sandbox_gone(sb);
+	proxy_tenant_free(sb->tenant);
+	exec_channel_free(sb->channel);
+	if (monitor_destroy(d->monitor, sb->name, &err) == -1)
+		log_error("sandbox %s: %s", sb->name, err);
+	free(err);
+	registry_remove(d->registry, sb->name, NULL);
+	log_info("sandbox %s deleted", sb->name);
+	sandbox_free(sb);
+}
+
+static Corral__Mount *
+sandbox_mount(const char *source, const char *target, bool read_only)
+{
+	Corral__Mount *m = xmalloc(sizeof(*m));
+
+	corral__mount__init(m);
+	m->type = xstrdup("bind");
+	m->source = xstrdup(source);
+	m->target = xstrdup(target);
+	m->read_only = read_only;
+	return m;
+}
+
+/* Every bind mount of SB: the system folders present here, read-only,
+ * the roots at their own paths, HOME and the corral runtime. */
+static void
+sandbox_info_mounts(const struct sandbox *sb, Corral__SandboxInfo *info)
+{
+	static const char *const system_dirs[] = { "/usr", "/lib", "/lib32", "/lib64",
+	    "/libx32", "/bin", "/sbin", "/etc", "/opt" };
+	size_t max = sizeof(system_dirs) / sizeof(system_dirs[0]) + sb->nroots + 2, n = 0;
+	struct stat st;
+
+	info->mounts = xcalloc(max, sizeof(*info->mounts));
+	for (size_t i = 0; i < sizeof(system_dirs) / sizeof(system_dirs[0]); i++)
+		if (lstat(system_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+			info->mounts[n++] = sandbox_mount(system_dirs[i], system_dirs[i], true);
+	for (size_t i = 0; i < sb->nroots; i++)
+		info->mounts[n++] = sandbox_mount(sb->roots[i], sb->roots[i], !sb->writable[i]);
+	info->mounts[n++] = sandbox_mount(sb->home, sb->home, false);
+	info->mounts[n++] = sandbox_mount(render_runtime_default(), render_runtime_default(), true);
+	info->n_mounts = n;
+}
+
+static void
+sandbox_info_roots(const struct sandbox *sb, Corral__SandboxInfo *info)
+{
+	info->roots = xcalloc(sb->nroots, sizeof(*info->roots));
+	for (size_t i = 0; i < sb->nroots; i++) {
+		Corral__Root *r = xmalloc(sizeof(*r));
+
+		corral__root__init(r);
+		r->path = xstrdup(sb->roots[i]);
+		r->writable = sb->writable[i];
+		info->roots[i] = r;
+	}
+	info->n_roots = sb->nroots;
+}
+
+static void
+sandbox_info_labels(const struct sandbox *sb, Corral__SandboxInfo *info)
+{
+	info->labels = xcalloc(sb->nlabels, sizeof(*info->labels));
+	for (size_t i = 0; i < sb->nlabels; i++) {
+		Corral__SandboxInfo__LabelsEntry *e = xmalloc(sizeof(*e));
+		const char *eq = strchr(sb->labels[i], '=');
+
+		corral__sandbox_info__labels_entry__init(e);
+		e->key = xstrndup(sb->labels[i], (size_t)(eq - sb->labels[i]));
+		e->value = xstrdup(eq + 1);
+		info->labels[i] = e;
+	}
+	info->n_labels = sb->nlabels;
+}
+
+static void
+sandbox_info_runner(const struct sandbox *sb, Corral__SandboxInfo *info)
+{
+	char gw[INET_ADDRSTRLEN];
+	struct utsname u;
+
+	info->runner = xmalloc(sizeof(*info->runner));
+	corral__runner__init(info->runner);
+	info->runner->os = xstrdup("Linux");
+	info->runner->kernel = xstrdup(uname(&u) == 0 ? u.release : "");
+	info->runner->landlock_abi = (uint32_t)sb->landlock_abi;
+	inet_ntop(AF_INET, &sb->gateway, gw, sizeof(gw));
+	info->network = xmalloc(sizeof(*info->network));
+	corral__network__init(info->network);
+	info->network->gateway = xstrdup(gw);
+	xasprintf(&info->network->proxy, "http://%s:%d", gw, SANDBOX_CONNECT_PORT);
+	info->network->dns = xstrdup(gw);
+}
+
+static void
+sandbox_info_limits(const struct sandbox *sb, Corral__SandboxInfo *info)
+{
+	static const char *const names[3] = { "pids", "memory", "cpus" };
+
+	info->limits = xcalloc(3, sizeof(*info->limits));
+	for (size_t i = 0; i < 3; i++) {
+		Corral__Limit *l = xmalloc(sizeof(*l));
+
+		corral__limit__init(l);
+		l->name = xstrdup(names[i]);
+		l->value = sb->limits[i];
+		l->source = xstrdup(sb->limits[i] == 0 ? "unlimited" : sb->limit_source[i]);
+		info->limits[i] = l;
+	}
+	info->n_limits = 3;
+}
+
+Corral__SandboxInfo *
+sandbox_info(const struct daemon *d, const struct sandbox *sb)
+{
+	Corral__SandboxInfo *info = xmalloc(sizeof(*info));
+	struct passwd *pw = getpwuid(sb->uid);
+
+	corral__sandbox_info__init(info);
+	info->name = xstrdup(sb->name);
+	info->state = xstrdup("ready");
+	info->enforcement = xstrdup(sb->partial ? "partial" : "full");
+	info->missing_layers = xcalloc(sb->nmissing + 1, sizeof(char *));
+	for (size_t i = 0; i < sb->nmissing; i++)
+		info->missing_layers[i] = xstrdup(sb->missing[i]);
+	info->n_missing_layers = sb->nmissing;
+	info->profile = xstrdup(sb->profile != NULL ? sb->profile : "");
+	info->session_id = xstrdup(sb->session_id);
+	info->agent = xstrdup(sb->agent);
+	info->machine_id = xstrdup(d->cfg->machine_id);
+	info->created_at_us = sb->created_us;
+	if (pw != NULL)
+		info->run_as = xstrdup(pw->pw_name);
+	else
+		xasprintf(&info->run_as, "%u", (unsigned)sb->uid);
+	info->cwd = xstrdup(sb->cwd[0] != '\0' ? sb->cwd : sb->nroots > 0 ? sb->roots[0] : "");
+	info->home = xstrdup(sb->home);
+	sandbox_info_roots(sb, info);
+	sandbox_info_mounts(sb, info);
+	sandbox_info_labels(sb, info);
+	sandbox_info_runner(sb, info);
+	sandbox_info_limits(sb, info);
+	return info;
+}

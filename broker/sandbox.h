@@ -1,0 +1,84 @@
+/* The broker's sandboxes: a create request checked and turned into a
+ * monitor request, a proxy tenant and an exec channel; delete; look-ups.
+ * Every sandbox also has a registry row. */
+#ifndef CORRAL_SANDBOX_H
+#define CORRAL_SANDBOX_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/wire.h"
+
+#define SANDBOX_ROOTS_MAX 32
+#define SANDBOX_ENV_MAX 64
+#define SANDBOX_MIN_REGULAR_UID 1000    /* below it: system accounts, never run_as by default */
+#define SANDBOX_CONNECT_PORT 3128       /* on the gateway: the CONNECT proxy */
+#define SANDBOX_TRANSPARENT_PORT 15001  /* the fence redirects every other TCP here */
+#define SANDBOX_DNS_PORT 53             /* the DNS stub, UDP and TCP */
+
+struct daemon;
+struct exec_channel;
+struct exec_stream;
+struct proxy_tenant;
+
+/* Who asks: from SO_PEERCRED and SO_PEERGROUPS. */
+struct sandbox_caller {
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	gid_t groups[64];
+	size_t ngroups;
+};
+
+struct sandbox {
+	char *name;
+	uid_t owner;                    /* the caller that created it */
+	uid_t uid;                      /* run_as */
+	gid_t gid;
+	char *profile;                  /* NULL when a policy was given */
+	char *session_id;
+	char *agent;
+	char *cwd;
+	char *home;
+	char **roots;                   /* absolute paths */
+	bool *writable;
+	size_t nroots;
+	char **labels;                  /* "key=value" */
+	size_t nlabels;
+	char **env;                     /* the caller's --env, "K=V" */
+	size_t nenv;
+	unsigned slot;
+	struct in_addr gateway;
+	struct in_addr address;
+	bool partial;                   /* started without every layer (best_effort) */
+	char **missing;
+	size_t nmissing;
+	char *limit_source[3];          /* pids, memory, cpu */
+	uint64_t limits[3];
+	int landlock_abi;
+	int64_t created_us;
+	pid_t init_pid;
+	struct proxy_tenant *tenant;
+	struct exec_channel *channel;
+	struct exec_stream *streams;    /* the exec streams open on it (api-exec.c) */
+	struct sandbox *next;
+};
+
+/* Creates REQ for CALLER; *OUT is the new sandbox, or -1 with a one-line
+ * reason (and an error code for the wire) in *ERR / *CODE. */
+int sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__SandboxCreate *req, struct sandbox **out, const char **code, char **err);
+/* Tears SB down and forgets it. */
+void sandbox_delete(struct daemon *d, struct sandbox *sb);
+/* The sandbox NAME, or NULL. */
+struct sandbox *sandbox_find(struct daemon *d, const char *name);
+/* May CALLER see and use SB? Root may; others only their own. */
+bool sandbox_visible(const struct sandbox *sb, const struct sandbox_caller *caller);
+/* How many sandboxes live. */
+unsigned sandbox_count(const struct daemon *d);
+/* SB as the wire describes it (SandboxInfo), malloc'd for a Response. */
+Corral__SandboxInfo *sandbox_info(const struct daemon *d, const struct sandbox *sb);
+
+#endif
