@@ -68,8 +68,7 @@ cli_policy_get(struct cli *cli, int argc, char **argv)
 	return cli_print_policy(resp);
 }
 
-/* Reads FILE ("-": standard input) whole, up to the cap; NULL with a message. */
-static char *
+char *
 cli_read_policy_file(const char *file)
 {
 	struct buf *b = buf_new(CLI_POLICY_FILE_MAX_BYTES);

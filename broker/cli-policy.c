@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "broker/cli.h"
+#include "broker/cli-roots.h"
 #include "common/xmalloc.h"
 #include "policy/grant.h"
 #include "policy/load.h"
 #include "policy/profile.h"
 #include "policy/render.h"
 
-#define CLI_ROOTS_MAX 64
 #define CLI_GRANTS_MAX 16
 #define CLI_REGULAR_UID_MIN 1000        /* below it: system accounts, never run_as by default */
 
@@ -32,43 +32,18 @@ struct cli_render_args {
 	long uid, gid;                  /* -1: not given */
 };
 
-/* An absolute spelling of PATH: resolved when it exists, else joined to the
- * current folder, so that paths that do not exist yet still render. */
-static char *
-cli_absolute_path(const char *path)
-{
-	char resolved[PATH_MAX], cwd[PATH_MAX];
-	char *joined;
-
-	if (realpath(path, resolved) != NULL)
-		return xstrdup(resolved);
-	if (path[0] == '/')
-		return xstrdup(path);
-	if (getcwd(cwd, sizeof(cwd)) == NULL)
-		return NULL;
-	xasprintf(&joined, "%s/%s", cwd, path);
-	return joined;
-}
-
 /* Parses PATH[:ro|:rw] into the next root. */
 static int
 cli_add_root(struct cli_render_args *a, const char *arg)
 {
-	size_t len = strlen(arg);
-	bool writable = true;
-	char *path, *absolute;
+	char *absolute;
+	bool writable;
+	int rc;
 
 	if (a->nroots == CLI_ROOTS_MAX)
 		return cli_fail("too many --root options (at most %d)", CLI_ROOTS_MAX);
-	path = xstrdup(arg);
-	if (len > 3 && (strcmp(arg + len - 3, ":ro") == 0 || strcmp(arg + len - 3, ":rw") == 0)) {
-		writable = arg[len - 2] == 'r' && arg[len - 1] == 'w';
-		path[len - 3] = '\0';
-	}
-	absolute = path[0] != '\0' ? cli_absolute_path(path) : NULL;
-	free(path);
-	if (absolute == NULL)
-		return cli_fail("--root %s: not a usable path", arg);
+	if ((rc = cli_root_parse(arg, &absolute, &writable)) != 0)
+		return rc;
 	a->root_paths[a->nroots] = absolute;
 	a->roots[a->nroots].path = absolute;
 	a->roots[a->nroots].writable = writable;

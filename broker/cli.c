@@ -32,6 +32,20 @@ static const struct cli_cmd cli_table[] = {
 	    "add or remove endpoints of a sandbox's policy", cli_policy_update },
 	{ "denials", "NAME [--since T] [--json]", "what a sandbox was refused, structured",
 	    cli_denials },
+	{ "sandbox create",
+	    "--root PATH[:ro]... [--cwd DIR] [--profile P | --policy FILE] [--run-as USER] "
+	    "[--grant NAME]... [--home DIR] [--label K=V]... [--env K=V]... [--pids N] "
+	    "[--memory SIZE] [--cpus N] [--session S] [--agent A] [--name N] "
+	    "[--allow-nested-readonly] [--json]",
+	    "create a sandbox on these folders", cli_sandbox_create },
+	{ "sandbox list", "[--selector K=V,...] [--json]", "list the sandboxes",
+	    cli_sandbox_list },
+	{ "sandbox get", "NAME [--json]", "describe one sandbox", cli_sandbox_get },
+	{ "sandbox delete", "NAME... | --all", "delete sandboxes (idempotent)",
+	    cli_sandbox_delete },
+	{ "exec", "NAME [--workdir D] [--env K=V]... [--timeout S] [--tty] -- CMD...",
+	    "run one command in a sandbox; exits with its status", cli_exec },
+	{ "reap", "[--json]", "remove what dead servers left behind", cli_reap },
 };
 
 #define CLI_NCMDS (sizeof(cli_table) / sizeof(cli_table[0]))

@@ -39,6 +39,19 @@ int cli_policy_get(struct cli *cli, int argc, char **argv);
 int cli_policy_set(struct cli *cli, int argc, char **argv);
 int cli_policy_update(struct cli *cli, int argc, char **argv);
 int cli_denials(struct cli *cli, int argc, char **argv);
+int cli_sandbox_create(struct cli *cli, int argc, char **argv);
+int cli_sandbox_list(struct cli *cli, int argc, char **argv);
+int cli_sandbox_get(struct cli *cli, int argc, char **argv);
+int cli_sandbox_delete(struct cli *cli, int argc, char **argv);
+int cli_reap(struct cli *cli, int argc, char **argv);
+int cli_exec(struct cli *cli, int argc, char **argv);
+
+/* 0 when NAME is a sandbox name (^[a-z0-9][a-z0-9-]{0,62}$); else prints why
+ * and returns CLI_EXIT_FAILED. */
+int cli_check_name(const char *name);
+/* Reads FILE ("-": standard input) whole, up to the cap (free() it); NULL
+ * with the reason printed. */
+char *cli_read_policy_file(const char *file);
 
 struct Corral__Request;
 struct Corral__Response;
