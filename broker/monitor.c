@@ -33,6 +33,7 @@
 /* What the monitor keeps of one sandbox. */
 struct monitor_sandbox {
 	char name[64];
+	char gateway[INET_ADDRSTRLEN];  /* spawn reads it again when corral-init is ready */
 	struct cgroup_sandbox *cg;
 	struct spawn *sp;
 	struct identify_attachment *watch;
@@ -374,7 +375,7 @@ static int
 monitor_start_init(struct monitor *m, const struct monitor_create *req,
     struct monitor_sandbox *s, struct monitor_built *out, char **err)
 {
-	char gateway[INET_ADDRSTRLEN], *why = NULL;
+	char *gateway = s->gateway, *why = NULL;
 	struct spawn_spec spec = {
 		.name = req->name, .uid = req->uid, .gid = req->gid,
 		.caller_uid = req->caller_uid, .caller_gid = req->caller_gid,
@@ -384,7 +385,7 @@ monitor_start_init(struct monitor *m, const struct monitor_create *req,
 		.init_path = m->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
 	};
 
-	inet_ntop(AF_INET, &out->gateway, gateway, sizeof(gateway));
+	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));
 	if ((s->sp = spawn_start(&spec, &why)) == NULL) {
 		monitor_fail_with(err, "sandbox", why);
 		return -1;

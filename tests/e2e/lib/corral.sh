@@ -33,8 +33,12 @@ corral_file() {
 
 # corral_start NAME CONFIG PORT [udp]: starts corrald in the test host and
 # waits until PORT listens; bails out of the test when it does not.
+# `ip netns exec` gives its commands a fresh /sys without the cgroup
+# hierarchies, so corrald goes back to the machine's mount namespace,
+# keeping the test host's network (the test's own mount namespace is it).
 corral_start() {
-	tb_spawn_host "$1" "$top_builddir/corrald" --foreground --config "$2"
+	tb_spawn_host "$1" env CORRAL_INIT="$top_builddir/corral-init" \
+		nsenter --mount="/proc/$$/ns/mnt" "$top_builddir/corrald" --foreground --config "$2"
 	tb_wait_listen host "$3" "${4:-tcp}" && return 0
 	echo "Bail out! corrald did not listen: $(cat "$(tb_log "$1")")"
 	exit 1

@@ -1,0 +1,123 @@
+#!/bin/sh
+# Real sandboxes (DESIGN section 2, issue "Real sandboxes"), end to end.
+# Sets up: the test bed; corrald in the test host with sandboxes on; a
+# workspace owned by uid 1000 holding hello.txt and the bed's CA.
+# Does: creates sandboxes with the corral CLI, runs commands in them,
+# deletes them, kills corrald and starts it again.
+# Expects: the folders at their own paths (read-only where asked), nothing
+# else of the host's home, never uid 0, the strict profile's network, and
+# nothing left behind by delete or by a killed daemon.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
+tb_need_root
+tb_install_traps
+tb_up || { echo "Bail out! no test bed"; exit 1; }
+
+port=$(tb_free_port)
+ws="$TB_DIR/work/app"
+ro="$TB_DIR/work/reference"
+mkdir -p "$ws" "$ro"
+echo "hello from the workspace" >"$ws/hello.txt"
+echo "read me only" >"$ro/ref.txt"
+cp "$(tb_ca_file)" "$ws/ca.pem"
+chown -R 1000:1000 "$TB_DIR/work"
+chmod 0755 "$TB_DIR" "$TB_DIR/work"
+corral_config "$TB_DIR/corrald.yaml" <<YAML
+host_proxy:
+  listen: 127.0.0.1:$port
+YAML
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
+sock="$TB_DIR/corrald.sock"
+corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
+
+out=$(corral sandbox create --root "$ws" --root "$ro:ro" --name t1 --session s1 --agent a1 --json)
+rc=$?
+check_eq "create on a folder owned by a regular user exits 0" 0 "$rc"
+check "create --json gives enforcement full, Linux, the roots and mounts" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['name'] == 't1' and o['enforcement'] == 'full', o
+assert o['runner']['os'] == 'Linux', o['runner']
+assert {'path': '$ws', 'writable': True} in o['roots'], o['roots']
+assert {'path': '$ro', 'writable': False} in o['roots'], o['roots']
+m = {x['target']: x for x in o['mounts']}
+assert m['$ws']['source'] == '$ws' and not m['$ws']['read_only'], m
+assert m['$ro']['read_only'] and m['/usr']['read_only'], m
+assert o['session_id'] == 's1' and o['agent'] == 'a1' and o['profile'] == 'strict', o
+" "$out"
+
+out=$(corral exec t1 -- cat hello.txt)
+check_eq "exec runs in the workspace: cat hello.txt prints it" "hello from the workspace" "$out"
+out=$(corral exec t1 -- id -u)
+check_eq "the sandbox runs as the folder's owner, never 0" 1000 "$out"
+corral exec t1 -- sh -c "echo made inside > $ws/inside.txt"
+check_eq "a file written inside appears outside" "made inside" "$(cat "$ws/inside.txt" 2>&1)"
+check_eq "owned by the folder's owner" 1000 "$(stat -c %u "$ws/inside.txt" 2>&1)"
+corral exec t1 -- sh -c "echo x > $ro/new.txt" >/dev/null 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && [ ! -e "$ro/new.txt" ]
+tap_result $? "a read-only folder refuses a write (exit $rc, no file)"
+
+out=$(corral exec t1 -- ls /root /home/sam 2>&1)
+check_contains "the host's homes are not there" "$out" "No such file or directory"
+out=$(corral exec t1 -- cat /root/.ssh/authorized_keys 2>&1)
+rc=$?
+[ "$rc" -ne 0 ]; tap_result $? "cat ~root/.ssh/authorized_keys fails"
+out=$(corral exec t1 -- sh -c 'echo ok > "$HOME/note" && cat "$HOME/note"')
+check_eq "HOME inside is writable" ok "$out"
+
+code=$(corral exec t1 -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
+	-w '%{http_code}' https://example.com/ 2>/dev/null)
+check_eq "under strict, example.com is refused (http code 000)" 000 "$code"
+code=$(corral exec t1 -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
+	-w '%{http_code}' https://api.github.com/zen 2>/dev/null)
+check_eq "under strict, api.github.com answers 200" 200 "$code"
+
+mkdir -p "$TB_DIR/rootowned"
+out=$(corral sandbox create --root "$TB_DIR/rootowned" --name t0 2>&1)
+rc=$?
+check_eq "a root-owned folder without --run-as is refused" 1 "$rc"
+check_contains "and the refusal says why" "$out" "never runs as root"
+
+out=$(corral sandbox create --root "$ws" --name t2 --json)
+corral exec t2 -- sh -c "echo from t2 > $ws/shared.txt"
+out=$(corral exec t1 -- cat shared.txt)
+check_eq "two sandboxes sharing a folder see each other's files" "from t2" "$out"
+
+gw=$(corral sandbox get t2 --json | python3 -c "import json,sys; print(json.load(sys.stdin)['network']['gateway'])")
+veths_before=$(tb_exec_host ip -o addr show | grep -c "inet $gw/30")
+corral sandbox delete t2 >/dev/null
+out=$(corral sandbox list --json)
+check_lacks "delete: the sandbox is gone from the list" "$out" '"name":"t2"'
+sleep 0.5
+check_eq "delete: its veth (gateway $gw) is gone" "1 0" \
+	"$veths_before $(tb_exec_host ip -o addr show | grep -c "inet $gw/30")"
+inst=$(ls /sys/fs/cgroup/unified 2>/dev/null | grep '^corral-i' | head -1)
+[ -n "$inst" ] && check_lacks "delete: its cgroup is gone" "$(ls "/sys/fs/cgroup/unified/$inst")" "t2"
+[ ! -e "$TB_DIR/state/sandboxes/t2" ]; tap_result $? "delete: its home is gone"
+
+# The cap.
+corral sandbox delete --all >/dev/null
+tb_stop corrald
+CORRAL_SANDBOX_MAX=2; export CORRAL_SANDBOX_MAX
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
+corral sandbox create --root "$ws" --name c1 >/dev/null
+corral sandbox create --root "$ws" --name c2 >/dev/null
+out=$(corral sandbox create --root "$ws" --name c3 2>&1)
+check_contains "the third sandbox over the cap is refused with the exact message" "$out" \
+	"2 sandboxes are already running on this machine (the limit is 2; set CORRAL_SANDBOX_MAX to change it)"
+
+# A killed daemon: its sandboxes die with it, and the next start reaps.
+kill -KILL "$(tb_pid corrald)"
+sleep 1
+unset CORRAL_SANDBOX_MAX
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
+out=$(corral sandbox list --json)
+check_eq "after a SIGKILL and a restart no sandbox is listed" "[]" "$out"
+check_eq "the registry is empty" 0 "$(sqlite3 "$TB_DIR/state/registry.db" 'select count(*) from sandboxes' 2>&1)"
+[ -n "$inst" ] && check_eq "no cgroup of the old sandboxes is left" "" \
+	"$(ls "/sys/fs/cgroup/unified/$inst" 2>/dev/null | grep -E '^c[12]$')"
+check_lacks "no veth of them is left" "$(tb_exec_host ip -o link)" "crs"
+check_eq "no home of them is left" "" "$(ls "$TB_DIR/state/sandboxes" 2>/dev/null)"
+tap_done
