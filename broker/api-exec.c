@@ -39,6 +39,8 @@ struct exec_stream {
 	struct bufferevent *err;        /* stderr (pipes mode) */
 	struct bufferevent *in;         /* stdin, or the terminal */
 	bool stdin_closing;             /* an empty stdin frame came: close once written */
+	struct evbuffer *early_in;      /* stdin that came before the command started */
+	bool started;
 	bool exited;
 	int code;
 	bool done;                      /* the exit (or error) event is queued: close after it */
@@ -142,6 +144,8 @@ exec_stream_free(struct exec_stream *st)
 	if (st->client != NULL)
 		bufferevent_free(st->client);
 	frame_decoder_free(st->frames);
+	if (st->early_in != NULL)
+		evbuffer_free(st->early_in);
 	free(st);
 }
 
@@ -227,6 +231,15 @@ exec_stream_on_stdin_written(struct bufferevent *bev, void *arg)
 	exec_close_stdin(st->proc);
 }
 
+/* Closes the command's stdin once all that was written to it is taken. */
+static void
+exec_stream_flush_stdin(struct exec_stream *st)
+{
+	if (st->in != NULL && st->stdin_closing &&
+	    evbuffer_get_length(bufferevent_get_output(st->in)) == 0)
+		exec_stream_on_stdin_written(st->in, st);
+}
+
 /* One ExecSandboxInput from the client. */
 static int
 exec_stream_input(struct exec_stream *st, const uint8_t *payload, size_t len)
@@ -237,14 +250,14 @@ exec_stream_input(struct exec_stream *st, const uint8_t *payload, size_t len)
 
 	if (in == NULL)
 		return -1;
-	if (in->payload_case == CORRAL__EXEC_SANDBOX_INPUT__PAYLOAD_STDIN && st->in != NULL) {
-		if (in->stdin.len > 0)
+	if (in->payload_case == CORRAL__EXEC_SANDBOX_INPUT__PAYLOAD_STDIN) {
+		if (in->stdin.len == 0)
+			st->stdin_closing = !st->tty;
+		else if (st->in != NULL)
 			bufferevent_write(st->in, in->stdin.data, in->stdin.len);
-		else if (!st->tty) {
-			st->stdin_closing = true;
-			if (evbuffer_get_length(bufferevent_get_output(st->in)) == 0)
-				exec_stream_on_stdin_written(st->in, st);
-		}
+		else if (!st->started)
+			evbuffer_add(st->early_in, in->stdin.data, in->stdin.len);
+		exec_stream_flush_stdin(st);
 	} else if (in->payload_case == CORRAL__EXEC_SANDBOX_INPUT__PAYLOAD_RESIZE) {
 		if (st->proc != NULL)
 			exec_resize(st->proc, in->resize->rows, in->resize->cols);
@@ -317,6 +330,7 @@ exec_stream_on_started(struct exec_proc *p, const char *why, void *arg)
 		exec_stream_send_error(st, WIRE_ERR_INVALID, why);
 		return;
 	}
+	st->started = true;
 	if (st->tty) {
 		st->out = st->in = exec_stream_pipe(st, exec_tty(p), true);
 		if (st->out != NULL)
@@ -327,6 +341,10 @@ exec_stream_on_started(struct exec_proc *p, const char *why, void *arg)
 		st->err = exec_stream_pipe(st, exec_stderr(p), true);
 		st->in = exec_stream_pipe(st, exec_stdin(p), false);
 	}
+	/* What the client sent before the command was there goes first. */
+	if (st->in != NULL)
+		bufferevent_write_buffer(st->in, st->early_in);
+	exec_stream_flush_stdin(st);
 }
 
 /* The timer ends what runs too long: SIGTERM, then after a grace SIGKILL;
@@ -438,6 +456,7 @@ api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
 	st->client = bev;
 	st->frames = frames;
 	st->tty = req->tty;
+	st->early_in = evbuffer_new();
 	st->timer = evtimer_new(d->base, exec_stream_on_timer, st);
 	bufferevent_setcb(bev, exec_stream_on_client_read, exec_stream_on_client_write,
 	    exec_stream_on_client_event, st);

@@ -49,6 +49,19 @@ assert o['session_id'] == 's1' and o['agent'] == 'a1' and o['profile'] == 'stric
 
 out=$(corral exec t1 -- cat hello.txt)
 check_eq "exec runs in the workspace: cat hello.txt prints it" "hello from the workspace" "$out"
+out=$(printf 'streamed in' | corral exec t1 -- cat)
+check_eq "exec streams stdin to the command" "streamed in" "$out"
+n=$(corral exec t1 -- head -c 70000 /dev/zero | wc -c)
+check_eq "a 70,000-byte output passes whole" 70000 "$n"
+corral exec t1 -- sh -c 'echo to-stderr >&2' 2>"$TB_DIR/stderr" >"$TB_DIR/stdout"
+check_eq "stderr stays apart from stdout" "to-stderr|" "$(cat "$TB_DIR/stderr")|$(cat "$TB_DIR/stdout")"
+corral exec t1 -- sh -c 'exit 3'; rc=$?
+check_eq "exec exits with the command's code" 3 "$rc"
+corral exec t1 -- sh -c 'kill -9 $$'; rc=$?
+check_eq "a command killed by signal 9 exits 137" 137 "$rc"
+out=$(corral exec nosuch -- true 2>&1); rc=$?
+check_eq "exec in an unknown sandbox exits 1" 1 "$rc"
+check_contains "and names it" "$out" "no sandbox named 'nosuch'"
 out=$(corral exec t1 -- id -u)
 check_eq "the sandbox runs as the folder's owner, never 0" 1000 "$out"
 corral exec t1 -- sh -c "echo made inside > $ws/inside.txt"
