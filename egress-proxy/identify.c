@@ -79,8 +79,8 @@ static const char *const identify_messages[] = {
 	[IDENTIFY_ERR_SYSTEM] = "system call failed",
 	[IDENTIFY_ERR_BPF] = "the identification BPF program could not be loaded or attached",
 	[IDENTIFY_ERR_NO_SOCKET] = "no such connection in the client's network namespace",
-	[IDENTIFY_ERR_NO_RECORD] = "no record of the process that connected "
-	    "(not from the sandbox's cgroup, or the record was evicted)",
+	/* One literal: clang reads adjacent ones in an array as a missing comma. */
+	[IDENTIFY_ERR_NO_RECORD] = "no record of the process that connected (not from the sandbox's cgroup, or the record was evicted)",
 	[IDENTIFY_ERR_GONE] = "the process that connected has exited",
 	[IDENTIFY_ERR_REUSED] = "the process that connected has exited and its pid was reused",
 	[IDENTIFY_ERR_EXECED] = "the process that connected runs another executable since",
@@ -226,11 +226,12 @@ static enum identify_err
 identify_diag_parse(const struct nlmsghdr *h, size_t len, const struct identify_diag_req *req,
     uint64_t *cookie)
 {
-	const struct inet_diag_msg *m = NLMSG_DATA(h);
+	/* NLMSG_DATA casts its argument to char *: spelled out to keep const. */
+	const struct inet_diag_msg *m = (const void *)((const char *)h + NLMSG_HDRLEN);
 	const struct inet_diag_sockid *want = &req->req.id;
 
 	if (h->nlmsg_type == NLMSG_ERROR) {
-		const struct nlmsgerr *e = NLMSG_DATA(h);
+		const struct nlmsgerr *e = (const void *)((const char *)h + NLMSG_HDRLEN);
 
 		if (len < NLMSG_LENGTH(sizeof(*e)))
 			return IDENTIFY_ERR_SYSTEM;

@@ -396,7 +396,8 @@ proxy_tenant_set_identity(struct proxy_tenant *t, int diag_fd, int map_fd,
 	if (nboundary > IDENTIFY_BOUNDARIES_MAX)
 		nboundary = IDENTIFY_BOUNDARIES_MAX;
 	t->boundary.n = nboundary;
-	memcpy(t->boundary.pids, boundary, nboundary * sizeof(*boundary));
+	if (nboundary > 0)
+		memcpy(t->boundary.pids, boundary, nboundary * sizeof(*boundary));
 }
 
 int

@@ -388,7 +388,7 @@ mounts_resolv(struct mounts_ctx *c, const char *gateway)
 			close(fd);
 		return fd == -1 ? -1 : 0;
 	}
-	fd = mounts_write_file(c, MOUNTS_RESOLV_PATH + 1, text);
+	fd = mounts_write_file(c, &MOUNTS_RESOLV_PATH[1], text);  /* without its leading / */
 	if (fd == -1)
 		return -1;
 	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);

@@ -59,6 +59,7 @@ setsid nsenter --net="/run/netns/$TB_HOST" "$top_builddir/corrald" --foreground 
 	--config "$TB_DIR/corrald.yaml" >"$TB_DIR/corrald.log" 2>&1 &
 corrald_pid=$!
 tb_wait_listen host "$port" || { echo "Bail out! corrald did not listen: $(cat "$TB_DIR/corrald.log")"; exit 1; }
+sleep 0.5; kill -0 "$corrald_pid" || { echo "Bail out! corrald died: $(cat "$TB_DIR/corrald.log")"; exit 1; }
 proxy="http://127.0.0.1:$port"
 
 # in_cgroup CMD...: runs CMD in the test host, inside the watched cgroup.

@@ -766,8 +766,9 @@ test_full_queue_refuses_then_recovers(void **state)
 	l = open_ok(t->path);
 	while (write_id(l, accepted + 1) == 0)
 		accepted++;
-	/* at least a whole queue's worth was taken before the refusal */
-	assert_true(accepted * record_bytes() > LEDGER_QUEUE_MAX_BYTES - record_bytes());
+	/* nearly a whole queue's worth was taken before the refusal (how much
+	 * the writer holds in its batch when it stalls depends on timing) */
+	assert_true(accepted * record_bytes() > LEDGER_QUEUE_MAX_BYTES - LEDGER_QUEUE_RESERVE_BYTES);
 	assert_false(ledger_ok(l));
 	assert_int_equal(write_id(l, accepted + 1), -1);
 	while (!ledger_ok(l) && waited++ < TEST_WAIT_MAX_MS) {
