@@ -6,6 +6,7 @@
 
 #include "broker/api.h"
 #include "broker/daemon.h"
+#include "broker/sandbox.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/proxy.h"
 #include "policy/edit.h"
@@ -14,24 +15,26 @@
 
 #define API_DENIALS_MAX DENIAL_RING_DEFAULT_ENTRIES
 
-/* The tenant a request names, checked against the caller; NULL with an
- * error in RESP when it is unknown or not the caller's. */
+/* The tenant a request names, checked against the caller: a sandbox of
+ * the caller's (root: any), or host mode's "host" (root only); NULL with
+ * an error in RESP otherwise. Others' sandboxes read as absent. */
 static struct proxy_tenant *
 api_tenant(struct daemon *d, const struct sandbox_caller *caller, const char *name,
     Corral__Response *resp)
 {
-	struct proxy_tenant *t = daemon_tenant(d, name);
+	struct sandbox *sb = sandbox_find(d, name);
+	struct proxy_tenant *t;
 
-	if (t == NULL) {
-		api_error(resp, WIRE_ERR_NOT_FOUND, "no sandbox named '%s'", name);
+	if (sb != NULL && sandbox_visible(sb, caller))
+		return sb->tenant;
+	if (sb == NULL && (t = daemon_tenant(d, name)) != NULL) {
+		if (daemon_may_manage(d, t, caller->uid))
+			return t;
+		api_error(resp, WIRE_ERR_PERMISSION, "'%s' is host mode's proxy: root only", name);
 		return NULL;
 	}
-	if (!daemon_may_manage(d, t, caller->uid)) {
-		api_error(resp, WIRE_ERR_PERMISSION, "sandbox '%s' is not yours (uid %u)", name,
-		    (unsigned)caller->uid);
-		return NULL;
-	}
-	return t;
+	api_error(resp, WIRE_ERR_NOT_FOUND, "no sandbox named '%s'", name);
+	return NULL;
 }
 
 static void

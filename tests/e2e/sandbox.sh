@@ -86,6 +86,14 @@ check_eq "under strict, example.com is refused (http code 000)" 000 "$code"
 code=$(corral exec t1 -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
 	-w '%{http_code}' https://api.github.com/zen 2>/dev/null)
 check_eq "under strict, api.github.com answers 200" 200 "$code"
+out=$(corral denials t1 --since 1m --json)
+check_contains "denials list the sandbox's refusal" "$out" '"host":"example.com","port":443'
+out=$(corral policy get t1)
+check_contains "policy get shows the sandbox's rendered policy" "$out" "$ws"
+corral policy update t1 --add-endpoint example.com:443 >/dev/null
+code=$(corral exec t1 -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
+	-w '%{http_code}' https://example.com/ 2>/dev/null)
+check_eq "a policy update reaches the running sandbox at once" 200 "$code"
 
 mkdir -p "$TB_DIR/rootowned"
 out=$(corral sandbox create --root "$TB_DIR/rootowned" --name t0 2>&1)
