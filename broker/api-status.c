@@ -4,6 +4,7 @@
 #include "broker/api.h"
 #include "broker/daemon.h"
 #include "broker/kernel.h"
+#include "broker/sandbox.h"
 #include "common/xmalloc.h"
 
 int
@@ -15,7 +16,7 @@ api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__
 
 	corral__status_reply__init(r);
 	r->version = xstrdup(PACKAGE_VERSION);
-	r->sandboxes = 0;
+	r->sandboxes = sandbox_count(d);
 	kernel_layers(lines);
 	r->n_layers = KERNEL_LAYERS;
 	r->layers = xcalloc(KERNEL_LAYERS, sizeof(*r->layers));
