@@ -118,6 +118,22 @@ inst=$(ls /sys/fs/cgroup/unified 2>/dev/null | grep '^corral-i' | head -1)
 [ -n "$inst" ] && check_lacks "delete: its cgroup is gone" "$(ls "/sys/fs/cgroup/unified/$inst")" "t2"
 [ ! -e "$TB_DIR/state/sandboxes/t2" ]; tap_result $? "delete: its home is gone"
 
+# A second daemon with its own state folder never touches the first's.
+corral_config "$TB_DIR/second.yaml" <<YAML
+host_proxy:
+  listen: 127.0.0.1:$(tb_free_port)
+YAML
+sed -i -e "s|$TB_DIR/corrald.sock|$TB_DIR/second.sock|" -e "s|$TB_DIR/state|$TB_DIR/state2|" \
+	-e "s|$TB_DIR/log|$TB_DIR/log2|" -e "s|10.231.0.0/16|10.232.0.0/16|" "$TB_DIR/second.yaml"
+printf 'network:\n  pool: 10.232.0.0/16\n' >>"$TB_DIR/second.yaml"
+second_port=$(sed -n 's/.*listen: 127.0.0.1:\([0-9]*\)/\1/p' "$TB_DIR/second.yaml")
+corral_start second "$TB_DIR/second.yaml" "$second_port"
+tb_exec_host "$top_builddir/corral" --socket "$TB_DIR/second.sock" reap >/dev/null
+out=$(corral exec t1 -- cat hello.txt)
+check_eq "a second daemon (another state folder) leaves the first's sandbox running" \
+	"hello from the workspace" "$out"
+tb_stop second
+
 # The cap.
 corral sandbox delete --all >/dev/null
 tb_stop corrald
@@ -141,4 +157,14 @@ check_eq "the registry is empty" 0 "$(sqlite3 "$TB_DIR/state/registry.db" 'selec
 	"$(ls "/sys/fs/cgroup/unified/$inst" 2>/dev/null | grep -E '^c[12]$')"
 check_lacks "no veth of them is left" "$(tb_exec_host ip -o link)" "crs"
 check_eq "no home of them is left" "" "$(ls "$TB_DIR/state/sandboxes" 2>/dev/null)"
+
+# SIGTERM: every sandbox torn down, the fence removed, exit 0.
+corral sandbox create --root "$ws" --name last >/dev/null
+kill -TERM "$(tb_pid corrald)"
+for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$(tb_pid corrald)" 2>/dev/null || break; sleep 0.3; done
+sleep 0.5
+check_lacks "after SIGTERM no sandbox veth is left" "$(tb_exec_host ip -o link)" "crs"
+check_lacks "after SIGTERM corrald's nftables table is gone" "$(tb_exec_host nft list tables)" "corral_"
+check_eq "after SIGTERM the registry is empty" 0 \
+	"$(sqlite3 "$TB_DIR/state/registry.db" 'select count(*) from sandboxes' 2>&1)"
 tap_done
