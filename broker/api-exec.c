@@ -275,16 +275,9 @@ exec_stream_on_client_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *buf = bufferevent_get_input(bev);
 	const uint8_t *payload;
 	enum frame_status fs;
-	size_t used, len;
+	size_t len;
 
-	while (!st->done && evbuffer_get_length(buf) > 0) {
-		size_t chunk = evbuffer_get_contiguous_space(buf);
-
-		fs = frame_decoder_feed(st->frames, evbuffer_pullup(buf, (ev_ssize_t)chunk), chunk,
-		    &used);
-		evbuffer_drain(buf, used);
-		if (fs == FRAME_NEED_MORE)
-			continue;
+	while (!st->done && (fs = api_read_frame(buf, st->frames)) != FRAME_NEED_MORE) {
 		payload = fs == FRAME_READY ? frame_decoder_payload(st->frames, &len) : NULL;
 		if (payload == NULL || exec_stream_input(st, payload, len) == -1) {
 			exec_stream_send_error(st, WIRE_ERR_PROTOCOL, "expected ExecSandboxInput "

@@ -169,6 +169,21 @@ api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
 	return rc;
 }
 
+enum frame_status
+api_read_frame(struct evbuffer *in, struct frame_decoder *frames)
+{
+	enum frame_status st = frame_decoder_status(frames);
+	size_t used;
+
+	while (st == FRAME_NEED_MORE && evbuffer_get_length(in) > 0) {
+		size_t chunk = evbuffer_get_contiguous_space(in);
+
+		st = frame_decoder_feed(frames, evbuffer_pullup(in, (ev_ssize_t)chunk), chunk, &used);
+		evbuffer_drain(in, used);
+	}
+	return st;
+}
+
 static void
 api_on_read(struct bufferevent *bev, void *arg)
 {
@@ -176,16 +191,9 @@ api_on_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *in = bufferevent_get_input(bev);
 	const uint8_t *payload;
 	enum frame_status st;
-	size_t used, len;
+	size_t len;
 
-	while (!c->answered && evbuffer_get_length(in) > 0) {
-		size_t chunk = evbuffer_get_contiguous_space(in);
-
-		st = frame_decoder_feed(c->frames, evbuffer_pullup(in, (ev_ssize_t)chunk), chunk,
-		    &used);
-		evbuffer_drain(in, used);
-		if (st == FRAME_NEED_MORE)
-			continue;
+	while (!c->answered && (st = api_read_frame(in, c->frames)) != FRAME_NEED_MORE) {
 		if (st != FRAME_READY) {
 			Corral__Response resp = CORRAL__RESPONSE__INIT;
 

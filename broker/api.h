@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "broker/sandbox.h"
+#include "common/frame.h"
 #include "common/wire.h"
 
 struct api;
@@ -54,7 +55,6 @@ int api_reap(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 
 struct bufferevent;
-struct frame_decoder;
 /* Turns a connection whose first request is an exec start into the exec
  * stream; takes BEV and FRAMES over whatever happens. */
 void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
@@ -62,6 +62,11 @@ void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
     struct frame_decoder *frames);
 /* SB is being deleted: its exec streams end now, each told why. */
 void api_exec_sandbox_gone(struct sandbox *sb);
+
+struct evbuffer;
+/* Feeds IN to FRAMES until a frame is ready (FRAME_READY), the bytes run
+ * out (FRAME_NEED_MORE), or the stream is bad (an error status). */
+enum frame_status api_read_frame(struct evbuffer *in, struct frame_decoder *frames);
 
 /* Frees what a handler put in RESP. */
 void api_response_clear(Corral__Response *resp);
