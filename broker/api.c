@@ -57,6 +57,7 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_LIST, api_sandbox_list },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_DELETE, api_sandbox_delete },
 	{ CORRAL__REQUEST__REQUEST_REAP, api_reap },
+	{ CORRAL__REQUEST__REQUEST_LOGS, api_logs },
 };
 
 void

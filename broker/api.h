@@ -51,6 +51,8 @@ int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
+int api_logs(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
 int api_reap(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 

@@ -88,6 +88,11 @@ code=$(corral exec t1 -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/nul
 check_eq "under strict, api.github.com answers 200" 200 "$code"
 out=$(corral denials t1 --since 1m --json)
 check_contains "denials list the sandbox's refusal" "$out" '"host":"example.com","port":443'
+out=$(corral logs t1 --denied --json)
+check_contains "logs --denied gives the sandbox's refused connection" "$out" '"host":"example.com"'
+check_lacks "and no allowed one" "$out" '"decision":"allow"'
+out=$(corral logs t1 --since 1h)
+check_contains "logs prints a line per record for people" "$out" "api.github.com:443"
 out=$(corral policy get t1)
 check_contains "policy get shows the sandbox's rendered policy" "$out" "$ws"
 corral policy update t1 --add-endpoint example.com:443 >/dev/null
