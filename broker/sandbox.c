@@ -365,8 +365,9 @@ sandbox_record(struct sandbox_plan *p, const struct monitor_built *b)
 	return sb;
 }
 
-/* The sandbox's proxy: its policy, its three listeners on the gateway
- * (clients only from the sandbox's own address), its identification. */
+/* The sandbox's proxy: its policy (taken, whatever happens), its
+ * identification (the diag socket, taken), its three listeners on the
+ * gateway, clients only from the sandbox's own address. */
 static int
 sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
     const struct monitor_built *b, char **err)
@@ -378,26 +379,26 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 	struct sockaddr_in client = { .sin_family = AF_INET, .sin_addr = sb->address };
 	const struct sockaddr *cl = (const struct sockaddr *)&client;
 	pid_t boundary[1] = { b->init_pid };
+	int rc;
 
 	if ((sb->tenant = proxy_tenant_new(d->proxy, &info, policy)) == NULL) {
+		close(b->diag_fd);
 		sandbox_refuse(err, "out of memory");
 		return -1;
 	}
+	proxy_tenant_set_identity(sb->tenant, b->diag_fd, b->map_fd, boundary, 1);
 	at.sin_port = htons(SANDBOX_CONNECT_PORT);
-	if (proxy_tenant_listen_connect(sb->tenant, (struct sockaddr *)&at, sizeof(at), cl, 32) == 0) {
-		at.sin_port = htons(SANDBOX_TRANSPARENT_PORT);
-		if (proxy_tenant_listen_transparent(sb->tenant, (struct sockaddr *)&at, sizeof(at),
-		    cl, 32) == 0) {
-			at.sin_port = htons(SANDBOX_DNS_PORT);
-			if (proxy_tenant_listen_dns(sb->tenant, (struct sockaddr *)&at, sizeof(at),
-			    cl, 32) == 0) {
-				proxy_tenant_set_identity(sb->tenant, b->diag_fd, b->map_fd, boundary, 1);
-				return 0;
-			}
-		}
-	}
-	sandbox_refuse(err, "cannot listen on the sandbox's gateway: %s", strerror(errno));
-	return -1;
+	rc = proxy_tenant_listen_connect(sb->tenant, (struct sockaddr *)&at, sizeof(at), cl, 32);
+	at.sin_port = htons(SANDBOX_TRANSPARENT_PORT);
+	if (rc == 0)
+		rc = proxy_tenant_listen_transparent(sb->tenant, (struct sockaddr *)&at, sizeof(at),
+		    cl, 32);
+	at.sin_port = htons(SANDBOX_DNS_PORT);
+	if (rc == 0)
+		rc = proxy_tenant_listen_dns(sb->tenant, (struct sockaddr *)&at, sizeof(at), cl, 32);
+	if (rc == -1)
+		sandbox_refuse(err, "cannot listen on the sandbox's gateway: %s", strerror(errno));
+	return rc;
 }
 
 /* corral-init's channel closed under a live sandbox: it died (the kernel
@@ -479,6 +480,7 @@ sandbox_build(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	struct monitor_create mc;
 	struct monitor_built b;
+	struct policy *policy;
 	struct sandbox *sb;
 
 	if (d->monitor == NULL) {
@@ -489,9 +491,10 @@ sandbox_build(struct daemon *d, struct sandbox_plan *p, char **err)
 	if (monitor_create(d->monitor, &mc, &b, err) == -1)
 		return NULL;
 	sb = sandbox_record(p, &b);
-	if (sandbox_tenant(d, sb, p->policy, &b, err) == -1)
+	policy = p->policy;
+	p->policy = NULL;       /* the tenant takes it */
+	if (sandbox_tenant(d, sb, policy, &b, err) == -1)
 		goto fail;
-	p->policy = NULL;       /* the tenant owns it */
 	sb->channel = exec_channel_new(d->base, b.channel_fd, sandbox_on_channel_lost, sb);
 	b.channel_fd = -1;
 	if (sb->channel == NULL) {
