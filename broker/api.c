@@ -262,6 +262,19 @@ api_peer_in_sandbox(pid_t pid)
 	return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
 }
 
+/* Tells a process inside a sandbox why it is refused, in one frame. */
+static void
+api_refuse_sandboxed(int fd)
+{
+	size_t len;
+	uint8_t *frame = wire_pack_error(WIRE_ERR_PERMISSION, "requests from inside a sandbox "
+	    "are refused", &len);
+
+	if (frame != NULL)
+		(void)send(fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	free(frame);
+}
+
 static void
 api_on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
     void *arg)
@@ -278,6 +291,8 @@ api_on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->api = a;
+	if (api_peer(fd, &c->caller) == 0 && api_peer_in_sandbox(c->caller.pid))
+		api_refuse_sandboxed(fd);
 	if (api_peer(fd, &c->caller) == -1 || api_peer_in_sandbox(c->caller.pid) || (c->frames = frame_decoder_new()) == NULL ||
 	    (c->bev = bufferevent_socket_new(a->daemon->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {

@@ -440,6 +440,13 @@ sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
 	if (sandbox_plan_name(d, p, err) == -1 || sandbox_plan_roots(p, err) == -1 ||
 	    sandbox_plan_run_as(p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)
 		return -1;
+	/* --home only names where credential grants are copied from; grants
+	 * come with persistent sessions. Refused rather than ignored. */
+	if (p->req->n_grants > 0 || p->req->home[0] != '\0') {
+		sandbox_refuse(err, "credential grants (--grant, --home) are not available in "
+		    "this version of corrald");
+		return -1;
+	}
 	if (p->req->policy[0] != '\0' && p->req->profile[0] != '\0') {
 		sandbox_refuse(err, "give --profile or --policy, not both");
 		return -1;
