@@ -12,6 +12,7 @@
 #include "egress-proxy/proxy.h"
 
 struct event;
+struct http_request;
 struct session;
 
 /* A policy and its decision index, shared by the connections decided
@@ -63,6 +64,7 @@ struct proxy {
 	const struct addr_policy *addrs;
 	struct proxy_limits limits;
 	char *scratch;                          /* RELAY_CHUNK_BYTES, shared by every relay */
+	struct http_request *req;               /* a head being parsed, shared by every session */
 	struct identify_owner *owner;           /* one identification's answer, reused */
 	unsigned tunnels;
 	uint64_t generations;

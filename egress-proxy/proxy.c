@@ -95,8 +95,9 @@ proxy_new(struct event_base *base, struct resolver *resolver, struct ledger *led
 	p->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	p->scratch = malloc(RELAY_CHUNK_BYTES);
 	p->owner = malloc(sizeof(*p->owner));
+	p->req = malloc(sizeof(*p->req));
 	p->reaper = event_new(base, -1, 0, proxy_on_reap, p);
-	if (p->scratch == NULL || p->owner == NULL || p->reaper == NULL) {
+	if (p->scratch == NULL || p->owner == NULL || p->req == NULL || p->reaper == NULL) {
 		proxy_free(p);
 		return NULL;
 	}
@@ -117,6 +118,7 @@ proxy_free(struct proxy *p)
 		close(p->reserve_fd);
 	free(p->scratch);
 	free(p->owner);
+	free(p->req);
 	free(p);
 }
 

@@ -12,39 +12,6 @@
 
 #include "egress-proxy/relay.h"
 
-/* One direction of the tunnel. */
-struct relay_dir {
-	struct relay *relay;
-	int from, to;
-	struct event *rd;               /* FROM readable */
-	struct event *wr;               /* TO writable: only while PENDING holds bytes */
-	char *pending;                  /* bytes read but not yet written */
-	size_t pending_len, pending_off;
-	bool eof;                       /* FROM said end of file */
-	bool shut;                      /* TO was shut down for writing */
-	bool reading;                   /* RD is added */
-	bool held;                      /* not to be read yet: relay_read_client() */
-	uint64_t budget;                /* bytes FROM may still send (UINT64_MAX: no limit) */
-	uint64_t bytes;                 /* written to TO */
-	enum relay_end fail;            /* what an error on this direction means */
-};
-
-struct relay {
-	struct event_base *base;
-	char *scratch;
-	struct relay_dir up;            /* client -> upstream */
-	struct relay_dir down;          /* upstream -> client */
-	struct event *idle;
-	struct timeval idle_tv;
-	bool active;                    /* something moved since the idle timer last fired */
-	bool done;
-	relay_done_cb done_cb;
-	void *arg;
-};
-
-static void relay_on_read(evutil_socket_t fd, short what, void *arg);
-static void relay_on_write(evutil_socket_t fd, short what, void *arg);
-
 static void
 relay_finish(struct relay *r, enum relay_end end)
 {
@@ -78,12 +45,13 @@ relay_pass_eof(struct relay_dir *d)
 	relay_check_closed(d->relay);
 }
 
+/* Adding an added event or deleting a deleted one changes nothing, so
+ * the event itself says whether FROM is read (its owner may have added it). */
 static void
 relay_set_reading(struct relay_dir *d, bool on)
 {
-	if (on == d->reading || d->eof || (on && d->held) || d->relay->done)
+	if (d->eof || (on && d->held) || d->relay->done)
 		return;
-	d->reading = on;
 	if (on)
 		event_add(d->rd, NULL);
 	else
@@ -122,9 +90,8 @@ relay_write_some(struct relay_dir *d, const char *data, size_t len)
 }
 
 static void
-relay_on_read(evutil_socket_t fd, short what, void *arg)
+relay_on_read(struct relay_dir *d)
 {
-	struct relay_dir *d = arg;
 	struct relay *r = d->relay;
 	size_t want = d->budget < RELAY_CHUNK_BYTES ? (size_t)d->budget : RELAY_CHUNK_BYTES;
 	ssize_t n, w;
@@ -162,12 +129,12 @@ relay_on_read(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-relay_on_write(evutil_socket_t fd, short what, void *arg)
+relay_on_write(struct relay_dir *d)
 {
-	struct relay_dir *d = arg;
 	ssize_t w;
 
-	if (d->relay->done)
+	/* Nothing pending: a write event left from the dial, nothing to do. */
+	if (d->relay->done || d->pending_len == d->pending_off)
 		return;
 	w = relay_write_some(d, d->pending + d->pending_off, d->pending_len - d->pending_off);
 	if (w < 0) {
@@ -187,11 +154,11 @@ relay_on_write(evutil_socket_t fd, short what, void *arg)
 	relay_pass_eof(d);
 }
 
-static void
-relay_on_idle(evutil_socket_t fd, short what, void *arg)
+void
+relay_idle_expired(struct relay *r)
 {
-	struct relay *r = arg;
-
+	if (r->done)
+		return;
 	if (!r->active) {
 		relay_finish(r, RELAY_END_IDLE);
 		return;
@@ -200,7 +167,7 @@ relay_on_idle(evutil_socket_t fd, short what, void *arg)
 	event_add(r->idle, &r->idle_tv);
 }
 
-static int
+static void
 relay_dir_init(struct relay *r, struct relay_dir *d, int from, int to, enum relay_end fail)
 {
 	d->relay = r;
@@ -208,54 +175,32 @@ relay_dir_init(struct relay *r, struct relay_dir *d, int from, int to, enum rela
 	d->from = from;
 	d->to = to;
 	d->fail = fail;
-	d->rd = event_new(r->base, from, EV_READ | EV_PERSIST, relay_on_read, d);
-	d->wr = event_new(r->base, to, EV_WRITE, relay_on_write, d);
-	return d->rd != NULL && d->wr != NULL ? 0 : -1;
-}
-
-struct relay *
-relay_new(struct event_base *base, int client_fd, int upstream_fd, char *scratch,
-    unsigned idle_timeout_s, relay_done_cb done, void *arg)
-{
-	struct relay *r = calloc(1, sizeof(*r));
-
-	if (r == NULL)
-		return NULL;
-	r->base = base;
-	r->scratch = scratch;
-	r->done_cb = done;
-	r->arg = arg;
-	r->idle_tv.tv_sec = idle_timeout_s;
-	r->idle = evtimer_new(base, relay_on_idle, r);
-	if (r->idle == NULL ||
-	    relay_dir_init(r, &r->up, client_fd, upstream_fd, RELAY_END_UPSTREAM_ERROR) == -1 ||
-	    relay_dir_init(r, &r->down, upstream_fd, client_fd, RELAY_END_CLIENT_ERROR) == -1) {
-		relay_free(r);
-		return NULL;
-	}
-	return r;
-}
-
-static void
-relay_dir_clear(struct relay_dir *d)
-{
-	if (d->rd != NULL)
-		event_free(d->rd);
-	if (d->wr != NULL)
-		event_free(d->wr);
-	free(d->pending);
 }
 
 void
-relay_free(struct relay *r)
+relay_init(struct relay *r, const struct relay_io *io, char *scratch,
+    unsigned idle_timeout_s, relay_done_cb done, void *arg)
 {
-	if (r == NULL)
-		return;
-	relay_dir_clear(&r->up);
-	relay_dir_clear(&r->down);
-	if (r->idle != NULL)
-		event_free(r->idle);
-	free(r);
+	memset(r, 0, sizeof(*r));
+	r->scratch = scratch;
+	r->done_cb = done;
+	r->arg = arg;
+	r->idle = io->idle;
+	r->idle_tv.tv_sec = idle_timeout_s;
+	relay_dir_init(r, &r->up, io->client_fd, io->upstream_fd, RELAY_END_UPSTREAM_ERROR);
+	r->up.rd = io->client_rd;
+	r->up.wr = io->upstream_wr;
+	relay_dir_init(r, &r->down, io->upstream_fd, io->client_fd, RELAY_END_CLIENT_ERROR);
+	r->down.rd = io->upstream_rd;
+	r->down.wr = io->client_wr;
+}
+
+void
+relay_clear(struct relay *r)
+{
+	free(r->up.pending);
+	free(r->down.pending);
+	r->up.pending = r->down.pending = NULL;
 }
 
 /* Queues bytes on D without writing them yet: relay_start() flushes. */
@@ -300,7 +245,7 @@ relay_dir_start(struct relay_dir *d, bool read)
 	if (d->relay->done)
 		return;
 	if (d->pending_len > d->pending_off)
-		relay_on_write(d->to, EV_WRITE, d);
+		relay_on_write(d);
 	else if (read)
 		relay_set_reading(d, true);
 }
@@ -320,6 +265,18 @@ relay_read_client(struct relay *r)
 {
 	r->up.held = false;
 	relay_dir_start(&r->up, true);
+}
+
+void
+relay_readable(struct relay *r, int fd)
+{
+	relay_on_read(fd == r->up.from ? &r->up : &r->down);
+}
+
+void
+relay_writable(struct relay *r, int fd)
+{
+	relay_on_write(fd == r->up.to ? &r->up : &r->down);
 }
 
 void

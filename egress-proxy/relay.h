@@ -2,15 +2,22 @@
  * back-pressure (a side stops reading while the other cannot take more),
  * half-close passed on, and an idle timeout. An idle tunnel holds no
  * buffer: bytes go through one scratch buffer shared by the loop, and only
- * what a slow peer has not taken yet is kept, in a buffer of its size. */
+ * what a slow peer has not taken yet is kept, in a buffer of its size.
+ *
+ * The relay runs on its owner's events: one read and one write event per
+ * descriptor, made once for the connection's whole life, so handing a
+ * descriptor from the owner's reading to the relay's changes no epoll
+ * registration. The owner's callbacks pass readiness on with
+ * relay_readable() and relay_writable() once the relay runs. */
 #ifndef CORRAL_RELAY_H
 #define CORRAL_RELAY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 
-struct event_base;
+struct event;
 struct relay;
 
 #define RELAY_CHUNK_BYTES (64 * 1024)   /* one read; the scratch buffer's size */
@@ -24,16 +31,56 @@ enum relay_end {
 	RELAY_END_NOMEM,
 };
 
-/* Called once when the relay ends; the relay may be freed from here. */
+/* Called once when the relay ends; its owner closes the connection
+ * (from the loop: not inside this callback). */
 typedef void (*relay_done_cb)(enum relay_end end, void *arg);
 
-/* A relay between two connected non-blocking sockets. SCRATCH is a buffer
- * of RELAY_CHUNK_BYTES shared by every relay of the loop. The relay does
- * not own the descriptors. NULL if out of memory. */
-struct relay *relay_new(struct event_base *base, int client_fd, int upstream_fd,
-    char *scratch, unsigned idle_timeout_s, relay_done_cb done, void *arg);
-/* Stops every event; frees R (NULL is fine). The callback does not run. */
-void relay_free(struct relay *r);
+/* The descriptors and the owner's events a relay uses: read and write
+ * events per descriptor (persistent reads, one-shot writes) and a timer. */
+struct relay_io {
+	int client_fd, upstream_fd;
+	struct event *client_rd, *client_wr;
+	struct event *upstream_rd, *upstream_wr;
+	struct event *idle;
+};
+
+/* One direction of the tunnel (the relay's own fields). */
+struct relay_dir {
+	struct relay *relay;
+	int from, to;
+	struct event *rd;               /* FROM readable */
+	struct event *wr;               /* TO writable: only while PENDING holds bytes */
+	char *pending;                  /* bytes read but not yet written */
+	size_t pending_len, pending_off;
+	bool eof;                       /* FROM said end of file */
+	bool shut;                      /* TO was shut down for writing */
+	bool held;                      /* not to be read yet: relay_read_client() */
+	uint64_t budget;                /* bytes FROM may still send (UINT64_MAX: no limit) */
+	uint64_t bytes;                 /* written to TO */
+	enum relay_end fail;            /* what an error on this direction means */
+};
+
+/* A relay, embedded in its owner (the relay's own fields); all zero is a
+ * relay that never ran, which relay_clear() and the byte counts accept. */
+struct relay {
+	char *scratch;
+	struct relay_dir up;            /* client -> upstream */
+	struct relay_dir down;          /* upstream -> client */
+	struct event *idle;
+	struct timeval idle_tv;
+	bool active;                    /* something moved since the idle timer last fired */
+	bool done;
+	relay_done_cb done_cb;
+	void *arg;
+};
+
+/* Sets R up between two connected non-blocking sockets on IO's events.
+ * SCRATCH is a buffer of RELAY_CHUNK_BYTES shared by every relay of the
+ * loop. Nothing is read or written before relay_start(). */
+void relay_init(struct relay *r, const struct relay_io *io, char *scratch,
+    unsigned idle_timeout_s, relay_done_cb done, void *arg);
+/* Frees what R holds; the events and descriptors are the owner's. */
+void relay_clear(struct relay *r);
 
 /* Queues LEN bytes for the upstream ahead of anything read from the client
  * (bytes a client sent with its CONNECT, a ClientHello already read). */
@@ -42,9 +89,15 @@ int relay_push_upstream(struct relay *r, const void *data, size_t len);
 int relay_push_client(struct relay *r, const void *data, size_t len);
 
 /* Starts relaying. With READ_CLIENT false, the client is not read until
- * relay_read_client() (the session is still reading it: a ClientHello). */
+ * relay_read_client() (the owner is still reading it: a ClientHello). */
 void relay_start(struct relay *r, bool read_client);
 void relay_read_client(struct relay *r);
+
+/* Readiness from the owner's events: FD (the client's or the upstream's)
+ * is readable, or writable; and the idle timer fired. */
+void relay_readable(struct relay *r, int fd);
+void relay_writable(struct relay *r, int fd);
+void relay_idle_expired(struct relay *r);
 
 /* Reads at most BYTES more from the client, then stops reading it for
  * good: plain HTTP is one request per connection, so whatever a client

@@ -17,6 +17,9 @@
 #include <linux/netfilter_ipv4.h>
 
 #include <event2/event.h>
+/* The events are embedded in the session (no allocation per event): the
+ * layout is libevent 2.1's, which the library's soname pins. */
+#include <event2/event_struct.h>
 
 #include "common/timeutil.h"
 #include "egress-proxy/addr.h"
@@ -43,15 +46,21 @@ struct session {
 	enum session_state state;
 	int client_fd;
 	int upstream_fd;
-	struct event *client_ev;        /* reading the head, then the ClientHello */
-	struct event *upstream_ev;      /* the dial's completion */
-	struct event *timer;            /* handshake, connect and SNI deadlines */
+	/* One read and one write event per descriptor for the whole life:
+	 * their callbacks dispatch on STATE, so no state change touches epoll. */
+	struct event client_rd;         /* the head, then the ClientHello, then the relay */
+	struct event client_wr;         /* the relay */
+	struct event upstream_rd;       /* the relay; added with the dial */
+	struct event upstream_wr;       /* the dial's completion, then the relay */
+	struct event timer;             /* handshake, connect and SNI deadlines */
+	struct event idle;              /* the relay's idle timer */
 	uint8_t *in;                    /* client bytes not yet passed on */
 	size_t in_len;
-	struct http_request *req;       /* the parsed head, until the tunnel opens */
+	size_t head_len;                /* the request head's bytes at the start of IN */
+	struct http_request *req;       /* plain HTTP: the parsed head, until forwarded */
 	struct tls_reader *hello;       /* reading the ClientHello (SNI check) */
 	struct resolve_query *query;
-	struct relay *relay;
+	struct relay relay;             /* all zero until the upstream connects */
 	uint64_t id;
 	int64_t start_us;
 	char host[POLICY_HOST_MAX_BYTES + 1];
@@ -72,9 +81,10 @@ struct session {
 	struct session *prev, *next;    /* the tenant's list, then the reaper's */
 };
 
-static void session_on_client_read(evutil_socket_t fd, short what, void *arg);
-static void session_on_timeout(evutil_socket_t fd, short what, void *arg);
-static void session_on_sniff(evutil_socket_t fd, short what, void *arg);
+static void session_on_client_read(struct session *s);
+static void session_on_transparent_read(struct session *s);
+static void session_on_sniff(struct session *s);
+static void session_on_connected(struct session *s);
 static void session_name_from_dns(struct session *s);
 
 struct session *
@@ -120,6 +130,18 @@ session_unlink(struct session *s)
 	s->prev = s->next = NULL;
 }
 
+/* No callback of S runs again. */
+static void
+session_stop_events(struct session *s)
+{
+	event_del(&s->client_rd);
+	event_del(&s->client_wr);
+	event_del(&s->upstream_rd);
+	event_del(&s->upstream_wr);
+	event_del(&s->timer);
+	event_del(&s->idle);
+}
+
 /* Ends S: records the close of an allowed connection, releases its
  * limits, and hands it to the reaper (never freed inside its own callbacks). */
 static void
@@ -135,8 +157,8 @@ session_close(struct session *s, const char *reason)
 		rec.policy = s->rule;
 		/* corral-ledger(5): a normal end has no reason. */
 		rec.reason = strcmp(reason, "closed") == 0 ? NULL : reason;
-		rec.bytes_up = s->relay != NULL ? (int64_t)relay_bytes_up(s->relay) : 0;
-		rec.bytes_down = s->relay != NULL ? (int64_t)relay_bytes_down(s->relay) : 0;
+		rec.bytes_up = (int64_t)relay_bytes_up(&s->relay);
+		rec.bytes_down = (int64_t)relay_bytes_down(&s->relay);
 		rec.duration_ms = (time_now_us() - s->start_us) / 1000;
 		ledger_write(p->ledger, &rec);
 	}
@@ -149,10 +171,7 @@ session_close(struct session *s, const char *reason)
 		resolve_query_cancel(s->query);
 		s->query = NULL;
 	}
-	event_del(s->client_ev);
-	event_del(s->timer);
-	if (s->upstream_ev != NULL)
-		event_del(s->upstream_ev);
+	session_stop_events(s);
 	s->state = SESSION_CLOSING;
 	session_unlink(s);
 	s->next = p->closing;
@@ -163,13 +182,7 @@ session_close(struct session *s, const char *reason)
 static void
 session_free(struct session *s)
 {
-	relay_free(s->relay);
-	if (s->client_ev != NULL)
-		event_free(s->client_ev);
-	if (s->upstream_ev != NULL)
-		event_free(s->upstream_ev);
-	if (s->timer != NULL)
-		event_free(s->timer);
+	relay_clear(&s->relay);
 	if (s->client_fd != -1)
 		close(s->client_fd);
 	if (s->upstream_fd != -1)
@@ -259,7 +272,7 @@ session_arm_timer(struct session *s, unsigned ms)
 {
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
 
-	event_add(s->timer, &tv);
+	event_add(&s->timer, &tv);
 }
 
 static void
@@ -306,16 +319,15 @@ static void
 session_release_client(struct session *s)
 {
 	s->state = SESSION_RELAY;
-	event_del(s->client_ev);
-	event_del(s->timer);
-	if (s->in_len > 0 && relay_push_upstream(s->relay, s->in, s->in_len) == -1) {
+	event_del(&s->timer);
+	if (s->in_len > 0 && relay_push_upstream(&s->relay, s->in, s->in_len) == -1) {
 		session_close(s, "out_of_memory");
 		return;
 	}
 	free(s->in);
 	s->in = NULL;
 	s->in_len = 0;
-	relay_read_client(s->relay);
+	relay_read_client(&s->relay);
 }
 
 /* Feeds the LEN new client bytes at DATA to the ClientHello reader; true
@@ -382,14 +394,14 @@ session_start_sniff(struct session *s)
 		return;
 	}
 	s->state = SESSION_SNIFF;
-	relay_start(s->relay, false);
+	relay_start(&s->relay, false);
+	if (s->state != SESSION_SNIFF)
+		return;
 	if (s->in_len > 0 && session_sni_decided(s, s->in, s->in_len, &ok)) {
 		session_after_sni(s, ok);
 		return;
 	}
-	event_assign(s->client_ev, p->base, s->client_fd, EV_READ | EV_PERSIST,
-	    session_on_sniff, s);
-	event_add(s->client_ev, NULL);
+	event_add(&s->client_rd, NULL);         /* mostly still added since the head */
 	session_arm_timer(s, p->limits.handshake_timeout_ms);
 }
 
@@ -397,16 +409,7 @@ session_start_sniff(struct session *s)
 static void
 session_enter_relay(struct session *s, bool sniff)
 {
-	struct proxy *p = session_proxy(s);
-
-	if (s->relay == NULL)
-		s->relay = relay_new(p->base, s->client_fd, s->upstream_fd, p->scratch,
-		    p->limits.idle_timeout_s, session_on_relay_done, s);
-	if (s->relay == NULL) {
-		session_close(s, "out_of_memory");
-		return;
-	}
-	if (s->mode == LEDGER_MODE_CONNECT && relay_push_client(s->relay, REPLY_CONNECTED,
+	if (s->mode == LEDGER_MODE_CONNECT && relay_push_client(&s->relay, REPLY_CONNECTED,
 	    strlen(REPLY_CONNECTED)) == -1) {
 		session_close(s, "out_of_memory");
 		return;
@@ -417,14 +420,15 @@ session_enter_relay(struct session *s, bool sniff)
 		session_start_sniff(s);
 		return;
 	}
-	relay_start(s->relay, false);
-	session_release_client(s);
+	s->state = SESSION_RELAY;
+	relay_start(&s->relay, false);
+	if (s->state == SESSION_RELAY)
+		session_release_client(s);
 }
 
 static void
-session_on_sniff(evutil_socket_t fd, short what, void *arg)
+session_on_sniff(struct session *s)
 {
-	struct session *s = arg;
 	bool ok = false;
 	ssize_t n = session_read_client(s, TLS_HELLO_MAX_BYTES);
 
@@ -459,7 +463,7 @@ session_limit_body(struct session *s, const struct http_request *req, size_t hea
 
 	if (s->in_len > allowed)
 		s->in_len = (size_t)allowed;    /* a pipelined second request goes nowhere */
-	relay_limit_client(s->relay, allowed - s->in_len);
+	relay_limit_client(&s->relay, allowed - s->in_len);
 }
 
 /* Sends a plain-HTTP request upstream in origin form, as one request on
@@ -485,7 +489,7 @@ session_forward_head(struct session *s)
 	n += snprintf(line + n, sizeof(line) - (size_t)n, "\r\n");
 	if ((size_t)n >= sizeof(line))
 		return -1;
-	if (relay_push_upstream(s->relay, line, (size_t)n) == -1)
+	if (relay_push_upstream(&s->relay, line, (size_t)n) == -1)
 		return -1;
 	/* What followed the head (a body) goes after it, and nothing more. */
 	session_drop_head(s, req->head_len);
@@ -493,14 +497,29 @@ session_forward_head(struct session *s)
 	return 0;
 }
 
+/* The relay runs on S's own events and descriptors. */
 static void
-session_on_connected(evutil_socket_t fd, short what, void *arg)
+session_init_relay(struct session *s)
 {
-	struct session *s = arg;
+	struct proxy *p = session_proxy(s);
+	struct relay_io io = {
+		.client_fd = s->client_fd, .upstream_fd = s->upstream_fd,
+		.client_rd = &s->client_rd, .client_wr = &s->client_wr,
+		.upstream_rd = &s->upstream_rd, .upstream_wr = &s->upstream_wr,
+		.idle = &s->idle,
+	};
+
+	relay_init(&s->relay, &io, p->scratch, p->limits.idle_timeout_s, session_on_relay_done, s);
+}
+
+static void
+session_on_connected(struct session *s)
+{
 	int error = 0;
 	socklen_t len = sizeof(error);
 
-	event_del(s->timer);
+	event_del(&s->timer);
+	event_del(&s->upstream_wr);     /* the read event may have come first */
 	if (getsockopt(s->upstream_fd, SOL_SOCKET, SO_ERROR, &error, &len) == -1)
 		error = errno;
 	if (error != 0) {
@@ -508,12 +527,9 @@ session_on_connected(evutil_socket_t fd, short what, void *arg)
 		    error == ECONNREFUSED ? "upstream_refused" : "upstream_unreachable");
 		return;
 	}
+	session_init_relay(s);
 	if (s->mode == LEDGER_MODE_FORWARD || s->transparent) {
-		s->relay = relay_new(session_proxy(s)->base, s->client_fd, s->upstream_fd,
-		    session_proxy(s)->scratch, session_proxy(s)->limits.idle_timeout_s,
-		    session_on_relay_done, s);
-		if (s->relay == NULL || (s->mode == LEDGER_MODE_FORWARD &&
-		    session_forward_head(s) == -1)) {
+		if (s->mode == LEDGER_MODE_FORWARD && session_forward_head(s) == -1) {
 			session_fail(s, 502, "request_not_forwarded");
 			return;
 		}
@@ -524,8 +540,7 @@ session_on_connected(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	/* The client's bytes after CONNECT are its ClientHello, if any. */
-	if (s->req != NULL)
-		session_drop_head(s, s->req->head_len);
+	session_drop_head(s, s->head_len);
 	session_enter_relay(s, s->sni_check);
 }
 
@@ -545,6 +560,29 @@ session_record_allow(struct session *s)
 	}
 	s->recorded_allow = true;
 	return 0;
+}
+
+static void
+session_on_upstream_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	if (s->state == SESSION_DIALING)
+		session_on_connected(s);
+	else if (what & EV_READ)
+		relay_readable(&s->relay, fd);
+	else
+		relay_writable(&s->relay, fd);
+}
+
+static void
+session_assign_upstream(struct session *s)
+{
+	struct event_base *base = session_proxy(s)->base;
+
+	event_assign(&s->upstream_rd, base, s->upstream_fd, EV_READ | EV_PERSIST,
+	    session_on_upstream_ready, s);
+	event_assign(&s->upstream_wr, base, s->upstream_fd, EV_WRITE, session_on_upstream_ready, s);
 }
 
 /* Dials the checked address, never the one a client named. */
@@ -572,12 +610,11 @@ session_dial(struct session *s)
 		return;
 	}
 	s->state = SESSION_DIALING;
-	s->upstream_ev = event_new(p->base, s->upstream_fd, EV_WRITE, session_on_connected, s);
-	if (s->upstream_ev == NULL) {
-		session_fail(s, 503, "out_of_memory");
-		return;
-	}
-	event_add(s->upstream_ev, NULL);
+	session_assign_upstream(s);
+	/* Read and write in one registration: the relay reads the upstream
+	 * next, so its connect costs one epoll change (dropping the write). */
+	event_add(&s->upstream_rd, NULL);
+	event_add(&s->upstream_wr, NULL);
 	session_arm_timer(s, p->limits.connect_timeout_ms);
 }
 
@@ -712,40 +749,57 @@ session_decide(struct session *s)
 	session_resolve(s);
 }
 
+/* Keeps what the tunnel needs of the head REQ parsed into the loop's
+ * scratch: its length, and for plain HTTP (forwarded later) all of it. */
+static int
+session_keep_request(struct session *s, const struct http_request *req)
+{
+	s->head_len = req->head_len;
+	if (s->mode == LEDGER_MODE_CONNECT)
+		return 0;
+	if ((s->req = malloc(sizeof(*s->req))) == NULL)
+		return -1;
+	*s->req = *req;
+	return 0;
+}
+
 static void
 session_on_head(struct session *s)
 {
-	enum http_err e = http_parse(s->in, s->in_len, s->req);
+	struct http_request *req = session_proxy(s)->req;
+	enum http_err e = http_parse(s->in, s->in_len, req);
 
 	if (e == HTTP_NEED_MORE) {
 		if (s->in_len >= session_proxy(s)->limits.header_max_bytes)
 			session_fail(s, 431, http_err_reason(HTTP_ERR_TOO_LARGE));
 		return;
 	}
-	event_del(s->client_ev);
 	if (e != HTTP_OK) {
 		session_fail(s, http_err_status(e), http_err_reason(e));
 		return;
 	}
-	snprintf(s->host, sizeof(s->host), "%s", s->req->host);
-	s->port = s->req->port;
-	s->mode = s->req->method == HTTP_METHOD_CONNECT ? LEDGER_MODE_CONNECT : LEDGER_MODE_FORWARD;
-	if (s->req->kind != HTTP_TARGET_NAME) {
+	snprintf(s->host, sizeof(s->host), "%s", req->host);
+	s->port = req->port;
+	s->mode = req->method == HTTP_METHOD_CONNECT ? LEDGER_MODE_CONNECT : LEDGER_MODE_FORWARD;
+	if (req->kind != HTTP_TARGET_NAME) {
 		/* Policies name hosts; an address literal could be anything. */
 		session_deny(s, "ip_literal_not_allowed");
 		return;
 	}
-	if (s->mode == LEDGER_MODE_FORWARD && s->req->chunked) {
+	if (s->mode == LEDGER_MODE_FORWARD && req->chunked) {
 		session_fail(s, 411, "chunked_request_body_not_supported");
+		return;
+	}
+	if (session_keep_request(s, req) == -1) {
+		session_fail(s, 503, "out_of_memory");
 		return;
 	}
 	session_decide(s);
 }
 
 static void
-session_on_client_read(evutil_socket_t fd, short what, void *arg)
+session_on_client_read(struct session *s)
 {
-	struct session *s = arg;
 	ssize_t n = session_read_client(s, session_proxy(s)->limits.header_max_bytes);
 
 	if (n == -1) {
@@ -806,8 +860,7 @@ session_name_from_dns(struct session *s)
 {
 	const char *name = session_dns_name(s);
 
-	event_del(s->client_ev);
-	event_del(s->timer);
+	event_del(&s->timer);
 	s->mode = LEDGER_MODE_TCP;
 	if (name == NULL) {
 		session_deny(s, "no_name_for_address");
@@ -822,18 +875,22 @@ session_name_from_dns(struct session *s)
 static bool
 session_name_from_http(struct session *s)
 {
-	enum http_err e = http_parse_origin(s->in, s->in_len, s->req);
+	struct http_request *req = session_proxy(s)->req;
+	enum http_err e = http_parse_origin(s->in, s->in_len, req);
 
 	if (e == HTTP_NEED_MORE && s->in_len < session_proxy(s)->limits.header_max_bytes)
 		return false;
-	if (e != HTTP_OK || s->req->kind != HTTP_TARGET_NAME) {
+	if (e != HTTP_OK || req->kind != HTTP_TARGET_NAME) {
 		session_name_from_dns(s);
 		return true;
 	}
-	event_del(s->client_ev);
-	event_del(s->timer);
+	event_del(&s->timer);
 	s->mode = LEDGER_MODE_HTTP;
-	snprintf(s->host, sizeof(s->host), "%s", s->req->host);
+	snprintf(s->host, sizeof(s->host), "%s", req->host);
+	if (session_keep_request(s, req) == -1) {
+		session_fail(s, 503, "out_of_memory");
+		return true;
+	}
 	session_decide(s);
 	return true;
 }
@@ -849,8 +906,7 @@ session_sniff_name(struct session *s, const uint8_t *data, size_t len)
 	case TLS_NEED_MORE:
 		return;
 	case TLS_FOUND:
-		event_del(s->client_ev);
-		event_del(s->timer);
+		event_del(&s->timer);
 		s->mode = LEDGER_MODE_SNI;
 		snprintf(s->host, sizeof(s->host), "%s", info.name);
 		session_decide(s);
@@ -866,9 +922,8 @@ session_sniff_name(struct session *s, const uint8_t *data, size_t len)
 }
 
 static void
-session_on_transparent_read(evutil_socket_t fd, short what, void *arg)
+session_on_transparent_read(struct session *s)
 {
-	struct session *s = arg;
 	ssize_t n = session_read_client(s, TLS_HELLO_MAX_BYTES);
 
 	if (n == -1) {
@@ -922,9 +977,7 @@ session_start_transparent(struct session *s, const struct sockaddr_storage *peer
 		session_close(s, "out_of_memory");
 		return;
 	}
-	event_assign(s->client_ev, p->base, s->client_fd, EV_READ | EV_PERSIST,
-	    session_on_transparent_read, s);
-	event_add(s->client_ev, NULL);
+	event_add(&s->client_rd, NULL);
 	session_arm_timer(s, PROXY_SILENT_CLIENT_MS < p->limits.handshake_timeout_ms ?
 	    PROXY_SILENT_CLIENT_MS : p->limits.handshake_timeout_ms);
 }
@@ -950,6 +1003,72 @@ session_admit(struct session *s)
 	return true;
 }
 
+/* While the session waits on the resolver or the dial, the client is not
+ * read: a client that speaks early stops being watched until the tunnel
+ * opens (then its bytes are the ClientHello, or go on as they came). */
+static void
+session_pause_client(struct session *s)
+{
+	event_del(&s->client_rd);
+}
+
+/* The client's read event, whatever the state: one registration for the
+ * session's whole life. */
+static void
+session_on_client_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	switch (s->state) {
+	case SESSION_READ_HEAD:
+		if (s->transparent)
+			session_on_transparent_read(s);
+		else
+			session_on_client_read(s);
+		break;
+	case SESSION_SNIFF:
+		session_on_sniff(s);
+		break;
+	case SESSION_RELAY:
+		relay_readable(&s->relay, fd);
+		break;
+	default:
+		session_pause_client(s);
+		break;
+	}
+}
+
+static void
+session_on_client_writable(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	relay_writable(&s->relay, fd);
+}
+
+static void
+session_on_idle(evutil_socket_t fd, short what, void *arg)
+{
+	struct session *s = arg;
+
+	relay_idle_expired(&s->relay);
+}
+
+/* Every event S will use, none added; the upstream's get their descriptor
+ * at the dial. */
+static void
+session_assign_events(struct session *s)
+{
+	struct event_base *base = session_proxy(s)->base;
+
+	event_assign(&s->client_rd, base, s->client_fd, EV_READ | EV_PERSIST,
+	    session_on_client_ready, s);
+	event_assign(&s->client_wr, base, s->client_fd, EV_WRITE, session_on_client_writable, s);
+	session_assign_upstream(s);
+	evtimer_assign(&s->timer, base, session_on_timeout, s);
+	evtimer_assign(&s->idle, base, session_on_idle, s);
+}
+
 void
 session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *peer,
     bool transparent)
@@ -973,24 +1092,18 @@ session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *pee
 	if (t->sessions != NULL)
 		t->sessions->prev = s;
 	t->sessions = s;
-	s->client_ev = event_new(p->base, fd, EV_READ | EV_PERSIST, session_on_client_read, s);
-	s->timer = evtimer_new(p->base, session_on_timeout, s);
-	s->req = malloc(sizeof(*s->req));
-	if (s->client_ev == NULL || s->timer == NULL || s->req == NULL) {
-		session_close(s, "out_of_memory");
-		return;
-	}
+	session_assign_events(s);
 	if (!session_admit(s))
 		return;
 	if (transparent) {
 		session_start_transparent(s, peer);
 		return;
 	}
-	event_add(s->client_ev, NULL);
+	event_add(&s->client_rd, NULL);
 	session_arm_timer(s, p->limits.handshake_timeout_ms);
 	/* Clients send their request right after connecting: read it now
 	 * rather than a pass of the loop later. */
-	session_on_client_read(fd, EV_READ, s);
+	session_on_client_read(s);
 }
 
 bool
