@@ -64,6 +64,7 @@ struct proxy {
 	const struct addr_policy *addrs;
 	struct proxy_limits limits;
 	char *scratch;                          /* RELAY_CHUNK_BYTES, shared by every relay */
+	int pipe[2];                            /* the relays' splice pipe (-1: they copy) */
 	struct http_request *req;               /* a head being parsed, shared by every session */
 	struct identify_owner *owner;           /* one identification's answer, reused */
 	unsigned tunnels;

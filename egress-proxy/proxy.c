@@ -93,6 +93,10 @@ proxy_new(struct event_base *base, struct resolver *resolver, struct ledger *led
 	if (p->limits.header_max_bytes > PROXY_HEADER_MAX_BYTES)
 		p->limits.header_max_bytes = PROXY_HEADER_MAX_BYTES;
 	p->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* Two descriptors for every tunnel: a pipe per tunnel would not let
+	 * 5,000 idle tunnels fit under the descriptor limit. */
+	if (pipe2(p->pipe, O_NONBLOCK | O_CLOEXEC) == -1)
+		p->pipe[0] = p->pipe[1] = -1;
 	p->scratch = malloc(RELAY_CHUNK_BYTES);
 	p->owner = malloc(sizeof(*p->owner));
 	p->req = malloc(sizeof(*p->req));
@@ -116,6 +120,10 @@ proxy_free(struct proxy *p)
 		event_free(p->reaper);
 	if (p->reserve_fd != -1)
 		close(p->reserve_fd);
+	if (p->pipe[0] != -1) {
+		close(p->pipe[0]);
+		close(p->pipe[1]);
+	}
 	free(p->scratch);
 	free(p->owner);
 	free(p->req);

@@ -1,8 +1,9 @@
 /* The byte relay of one tunnel: client to upstream and back, with
  * back-pressure (a side stops reading while the other cannot take more),
  * half-close passed on, and an idle timeout. An idle tunnel holds no
- * buffer: bytes go through one scratch buffer shared by the loop, and only
- * what a slow peer has not taken yet is kept, in a buffer of its size.
+ * buffer: bytes go through one pipe shared by the loop (splice), or its
+ * scratch buffer, and only what a slow peer has not taken yet is kept, in
+ * a buffer of its size.
  *
  * The relay runs on its owner's events: one read and one write event per
  * descriptor, made once for the connection's whole life, so handing a
@@ -42,6 +43,7 @@ struct relay_io {
 	struct event *client_rd, *client_wr;
 	struct event *upstream_rd, *upstream_wr;
 	struct event *idle;
+	int pipe_rd, pipe_wr;           /* the loop's shared pipe (empty between calls), or -1 */
 };
 
 /* One direction of the tunnel (the relay's own fields). */
@@ -64,6 +66,7 @@ struct relay_dir {
  * relay that never ran, which relay_clear() and the byte counts accept. */
 struct relay {
 	char *scratch;
+	int pipe_rd, pipe_wr;           /* -1: bytes are copied through SCRATCH */
 	struct relay_dir up;            /* client -> upstream */
 	struct relay_dir down;          /* upstream -> client */
 	struct event *idle;

@@ -506,7 +506,7 @@ session_init_relay(struct session *s)
 		.client_fd = s->client_fd, .upstream_fd = s->upstream_fd,
 		.client_rd = &s->client_rd, .client_wr = &s->client_wr,
 		.upstream_rd = &s->upstream_rd, .upstream_wr = &s->upstream_wr,
-		.idle = &s->idle,
+		.idle = &s->idle, .pipe_rd = p->pipe[0], .pipe_wr = p->pipe[1],
 	};
 
 	relay_init(&s->relay, &io, p->scratch, p->limits.idle_timeout_s, session_on_relay_done, s);
