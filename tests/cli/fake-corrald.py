@@ -89,14 +89,14 @@ def sandbox_info(name):
     return b"".join([
         s(1, name), s(2, "ready"), s(3, "partial"), s(4, "landlock abi 6"),
         s(5, "strict"),
-        ld(6, s(1, "/work/app") + u(2, 1)), ld(6, s(1, "/work/ref")),
+        ld(6, s(1, "/srv/app") + u(2, 1)), ld(6, s(1, "/srv/ref")),
         ld(7, s(1, "bind") + s(2, "/usr") + s(3, "/usr") + u(4, 1)),
         ld(8, s(1, "team") + s(2, "red")),
         s(9, "s-1"), s(10, "agent-7"), s(11, "local"),
         ld(12, s(1, "linux") + s(2, "6.1.0") + u(3, 3)),
         ld(13, s(1, "10.231.0.1") + s(2, "http://10.231.0.1:3128") + s(3, "10.231.0.1")),
         ld(14, s(1, "gh") + s(2, "api.github.com:443") + s(2, "github.com:443")),
-        u(15, 1764439111123456), s(16, "1000"), s(17, "/work/app"),
+        u(15, 1764439111123456), s(16, "1000"), s(17, "/srv/app"),
         s(18, "/var/lib/corral/sandboxes/%s/home" % name),
         ld(19, s(1, "pids") + u(2, 512) + s(3, "cgroup v1 pids")),
     ])

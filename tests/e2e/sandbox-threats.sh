@@ -50,14 +50,14 @@ trap 'threats_down; trap - EXIT; exit 143' TERM
 tb_up || { echo "Bail out! no test bed"; exit 1; }
 
 port=$(tb_free_port)
-ws="$TB_DIR/work/app"
-roroot="$TB_DIR/work/ro"
-mkdir -p "$ws" "$roroot/tmpsub" "$roroot/bindsub" "$TB_DIR/work/bindsrc"
+ws="$TB_DIR/folders/app"
+roroot="$TB_DIR/folders/ro"
+mkdir -p "$ws" "$roroot/tmpsub" "$roroot/bindsub" "$TB_DIR/folders/bindsrc"
 cp "$(tb_ca_file)" "$ws/ca.pem"
-chown -R 1000:1000 "$TB_DIR/work"
-chmod 0755 "$TB_DIR" "$TB_DIR/work"
+chown -R 1000:1000 "$TB_DIR/folders"
+chmod 0755 "$TB_DIR" "$TB_DIR/folders"
 mount -t tmpfs -o size=64k,mode=0777 corral-test "$roroot/tmpsub" &&
-	mount --bind "$TB_DIR/work/bindsrc" "$roroot/bindsub" ||
+	mount --bind "$TB_DIR/folders/bindsrc" "$roroot/bindsub" ||
 	{ echo "Bail out! cannot make the submounts"; exit 1; }
 echo tmp-marker >"$roroot/tmpsub/marker"
 echo bind-marker >"$roroot/bindsub/marker"

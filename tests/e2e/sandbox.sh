@@ -15,14 +15,14 @@ tb_install_traps
 tb_up || { echo "Bail out! no test bed"; exit 1; }
 
 port=$(tb_free_port)
-ws="$TB_DIR/work/app"
-ro="$TB_DIR/work/reference"
+ws="$TB_DIR/folders/app"
+ro="$TB_DIR/folders/reference"
 mkdir -p "$ws" "$ro"
 echo "hello from the workspace" >"$ws/hello.txt"
 echo "read me only" >"$ro/ref.txt"
 cp "$(tb_ca_file)" "$ws/ca.pem"
-chown -R 1000:1000 "$TB_DIR/work"
-chmod 0755 "$TB_DIR" "$TB_DIR/work"
+chown -R 1000:1000 "$TB_DIR/folders"
+chmod 0755 "$TB_DIR" "$TB_DIR/folders"
 corral_config "$TB_DIR/corrald.yaml" <<YAML
 host_proxy:
   listen: 127.0.0.1:$port
