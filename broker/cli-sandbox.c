@@ -458,21 +458,14 @@ cli_print_sandbox(const Corral__SandboxInfo *s)
 int
 cli_sandbox_get(struct cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	Corral__SandboxGet get = CORRAL__SANDBOX_GET__INIT;
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__Response *resp;
 	bool json = false;
-	int opt, rc;
+	int rc;
 
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt != 'j')
-			return cli_usage(cli_find("sandbox get"));
-		json = true;
-	}
+	if ((rc = cli_json_option(argc, argv, "sandbox get", &json)) != 0)
+		return rc;
 	if (argc - optind != 1)
 		return cli_usage(cli_find("sandbox get"));
 	if ((rc = cli_check_name(argv[optind])) != 0)
@@ -568,21 +561,14 @@ cli_reap_text(const Corral__ReapReply *r)
 int
 cli_reap(struct cli *cli, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	Corral__Reap reap = CORRAL__REAP__INIT;
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__Response *resp;
 	bool json = false;
-	int opt, rc;
+	int rc;
 
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt != 'j')
-			return cli_usage(cli_find("reap"));
-		json = true;
-	}
+	if ((rc = cli_json_option(argc, argv, "reap", &json)) != 0)
+		return rc;
 	if (optind != argc)
 		return cli_usage(cli_find("reap"));
 	req.request_case = CORRAL__REQUEST__REQUEST_REAP;

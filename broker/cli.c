@@ -68,9 +68,29 @@ cli_fail(const char *fmt, ...)
 int
 cli_usage(const struct cli_cmd *cmd)
 {
-	fprintf(stderr, "usage: corral %s%s%s\n", cmd->name,
-	    cmd->usage[0] != '\0' ? " " : "", cmd->usage);
+	if (cmd == NULL)
+		fprintf(stderr, "usage: corral VERB [ARGS] (try `corral help`)\n");
+	else
+		fprintf(stderr, "usage: corral %s%s%s\n", cmd->name,
+		    cmd->usage[0] != '\0' ? " " : "", cmd->usage);
 	return CLI_EXIT_USAGE;
+}
+
+int
+cli_json_option(int argc, char **argv, const char *verb, bool *json)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (opt != 'j')
+			return cli_usage(cli_find(verb));
+		*json = true;
+	}
+	return 0;
 }
 
 const struct cli_cmd *

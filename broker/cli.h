@@ -28,6 +28,8 @@ struct cli_cmd {
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the verb's usage line to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage(const struct cli_cmd *cmd);
+/* Parses a verb whose only option is --json; 0, or VERB's usage exit code. */
+int cli_json_option(int argc, char **argv, const char *verb, bool *json);
 /* The table entry named NAME; NULL when there is none. */
 const struct cli_cmd *cli_find(const char *name);
 
