@@ -170,6 +170,9 @@ monitor_free(struct monitor *m)
 		return;
 	while (m->sandboxes != NULL)
 		monitor_destroy(m, m->sandboxes->name, NULL);
+	/* This instance's cgroup roots go too: a stopped daemon leaves nothing. */
+	if (m->cgh.v2.base[0] != '\0')
+		cgroup_instance_remove(&m->cgh, m->instance, NULL);
 	if (m->fence != NULL) {
 		fence_remove(m->fence);
 		fence_free(m->fence);

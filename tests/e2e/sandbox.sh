@@ -119,7 +119,7 @@ check_lacks "delete: the sandbox is gone from the list" "$out" '"name":"t2"'
 sleep 0.5
 check_eq "delete: its veth (gateway $gw) is gone" "1 0" \
 	"$veths_before $(tb_exec_host ip -o addr show | grep -c "inet $gw/30")"
-inst=$(ls /sys/fs/cgroup/unified 2>/dev/null | grep '^corral-i' | head -1)
+inst=corral-$(sed -n 's/.*sandboxes: instance \(i[0-9a-f]*\).*/\1/p' "$(tb_log corrald)" | head -1)
 [ -n "$inst" ] && check_lacks "delete: its cgroup is gone" "$(ls "/sys/fs/cgroup/unified/$inst")" "t2"
 [ ! -e "$TB_DIR/state/sandboxes/t2" ]; tap_result $? "delete: its home is gone"
 
@@ -170,6 +170,8 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$(tb_pid corrald)" 2>/dev/null || bre
 sleep 0.5
 check_lacks "after SIGTERM no sandbox veth is left" "$(tb_exec_host ip -o link)" "crs"
 check_lacks "after SIGTERM corrald's nftables table is gone" "$(tb_exec_host nft list tables)" "corral_"
+[ -z "$inst" ] || [ ! -d "/sys/fs/cgroup/unified/$inst" ]
+tap_result $? "after SIGTERM corrald's cgroup root ($inst) is gone"
 check_eq "after SIGTERM the registry is empty" 0 \
 	"$(sqlite3 "$TB_DIR/state/registry.db" 'select count(*) from sandboxes' 2>&1)"
 tap_done
