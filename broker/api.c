@@ -291,11 +291,14 @@ api_on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->api = a;
-	if (api_peer(fd, &c->caller) == 0 && api_peer_in_sandbox(c->caller.pid))
+	if (api_peer(fd, &c->caller) == -1 || api_peer_in_sandbox(c->caller.pid)) {
 		api_refuse_sandboxed(fd);
-	if (api_peer(fd, &c->caller) == -1 || api_peer_in_sandbox(c->caller.pid) || (c->frames = frame_decoder_new()) == NULL ||
-	    (c->bev = bufferevent_socket_new(a->daemon->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		free(c);
+		close(fd);
+		return;
+	}
+	if ((c->frames = frame_decoder_new()) == NULL ||
+	    (c->bev = bufferevent_socket_new(a->daemon->base, fd, BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		frame_decoder_free(c->frames);
 		free(c);
 		close(fd);

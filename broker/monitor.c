@@ -448,6 +448,28 @@ monitor_finish(struct monitor *m, const struct monitor_create *req,
 	return 0;
 }
 
+/* Checked again here, each refusal with its reason: the broker's word is
+ * not enough for root. */
+static int
+monitor_check(struct monitor *m, const struct monitor_create *req, struct monitor_built *out,
+    char **err)
+{
+	const char *why = NULL;
+
+	if (!policy_name_valid(req->name))
+		why = "the sandbox name is not valid";
+	else if (req->uid == 0 || req->gid == 0)
+		why = "a sandbox never runs as root (uid or gid 0)";
+	else if (monitor_find(m, req->name) != NULL)
+		why = "a sandbox of that name already exists";
+	else if (monitor_slot_addresses(m, req->slot, &out->gateway, &out->address) == -1)
+		why = "its address slot lies outside the sandbox pool";
+	if (why == NULL)
+		return 0;
+	monitor_fail(err, "refused: %s", why);
+	return -1;
+}
+
 int
 monitor_create(struct monitor *m, const struct monitor_create *req,
     struct monitor_built *out, char **err)
@@ -458,13 +480,8 @@ monitor_create(struct monitor *m, const struct monitor_create *req,
 
 	memset(out, 0, sizeof(*out));
 	out->channel_fd = out->diag_fd = out->map_fd = -1;
-	/* Checked again here: the broker's word is not enough for root. */
-	if (!policy_name_valid(req->name) || req->uid == 0 || req->gid == 0 ||
-	    monitor_find(m, req->name) != NULL ||
-	    monitor_slot_addresses(m, req->slot, &out->gateway, &out->address) == -1) {
-		monitor_fail(err, "refused: bad name, run_as root, name in use or no address");
+	if (monitor_check(m, req, out, err) == -1)
 		return -1;
-	}
 	s = xcalloc(1, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", req->name);
 	if (cgroup_sandbox_create(&m->cgh, m->instance, req->name, &lim, &s->cg, &why) == -1) {

@@ -119,8 +119,11 @@ check_lacks "delete: the sandbox is gone from the list" "$out" '"name":"t2"'
 sleep 0.5
 check_eq "delete: its veth (gateway $gw) is gone" "1 0" \
 	"$veths_before $(tb_exec_host ip -o addr show | grep -c "inet $gw/30")"
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then cgv2=/sys/fs/cgroup; else cgv2=/sys/fs/cgroup/unified; fi
 inst=corral-$(sed -n 's/.*sandboxes: instance \(i[0-9a-f]*\).*/\1/p' "$(tb_log corrald)" | head -1)
-[ -n "$inst" ] && check_lacks "delete: its cgroup is gone" "$(ls "/sys/fs/cgroup/unified/$inst")" "t2"
+# The checks below look inside the instance's cgroup: it must be found.
+[ -d "$cgv2/$inst" ]; tap_result $? "corrald's cgroup root ($inst) is found"
+check_lacks "delete: its cgroup is gone" "$(ls "$cgv2/$inst" 2>&1)" "t2"
 [ ! -e "$TB_DIR/state/sandboxes/t2" ]; tap_result $? "delete: its home is gone"
 
 # A second daemon with its own state folder never touches the first's.
@@ -159,7 +162,7 @@ out=$(corral sandbox list --json)
 check_eq "after a SIGKILL and a restart no sandbox is listed" "[]" "$out"
 check_eq "the registry is empty" 0 "$(sqlite3 "$TB_DIR/state/registry.db" 'select count(*) from sandboxes' 2>&1)"
 [ -n "$inst" ] && check_eq "no cgroup of the old sandboxes is left" "" \
-	"$(ls "/sys/fs/cgroup/unified/$inst" 2>/dev/null | grep -E '^c[12]$')"
+	"$(ls "$cgv2/$inst" 2>/dev/null | grep -E '^c[12]$')"
 check_lacks "no veth of them is left" "$(tb_exec_host ip -o link)" "crs"
 check_eq "no home of them is left" "" "$(ls "$TB_DIR/state/sandboxes" 2>/dev/null)"
 
@@ -170,7 +173,7 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$(tb_pid corrald)" 2>/dev/null || bre
 sleep 0.5
 check_lacks "after SIGTERM no sandbox veth is left" "$(tb_exec_host ip -o link)" "crs"
 check_lacks "after SIGTERM corrald's nftables table is gone" "$(tb_exec_host nft list tables)" "corral_"
-[ -z "$inst" ] || [ ! -d "/sys/fs/cgroup/unified/$inst" ]
+[ "$inst" != corral- ] && [ ! -d "$cgv2/$inst" ]
 tap_result $? "after SIGTERM corrald's cgroup root ($inst) is gone"
 check_eq "after SIGTERM the registry is empty" 0 \
 	"$(sqlite3 "$TB_DIR/state/registry.db" 'select count(*) from sandboxes' 2>&1)"
