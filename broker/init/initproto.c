@@ -211,8 +211,8 @@ initproto_recv(int sock, struct initproto_msg *m)
 	if (n <= 0)
 		return (int)n;
 	if (!initproto_collect_fds(m, &mh) || (mh.msg_flags & MSG_TRUNC) ||
-	    (size_t)n < INITPROTO_TYPE_BYTES || m->type < INITPROTO_SPEC ||
-	    m->type > INITPROTO_KILL) {
+	    (size_t)n < INITPROTO_TYPE_BYTES || m->type == 0 ||
+	    m->type > INITPROTO_TYPE_MAX) {
 		initproto_msg_clear(m);
 		errno = EBADMSG;
 		return -1;

@@ -39,6 +39,7 @@
 #define INITPROTO_ENV_MAX 256                   /* environment entries of one command */
 #define INITPROTO_ERR_MAX_BYTES 512             /* text of an ERROR or FAILED */
 #define INITPROTO_READY_SECCOMP 0x1u            /* READY: the workload filter applies */
+#define INITPROTO_TYPE_MAX 255                  /* types 1..255: the exec channel's and others' (monitor) */
 
 enum initproto_type {
 	INITPROTO_SPEC = 1,
@@ -112,7 +113,9 @@ int initproto_take_fd(struct initproto_msg *m, size_t i);
 int initproto_send(int sock, const struct initproto_msg *m);
 /* Receives one datagram into M (descriptors close-on-exec). 1 on a message,
  * 0 when the peer closed, -1 with errno (EBADMSG for a truncated one or an
- * unknown type, EAGAIN on a non-blocking socket with nothing to read). */
+ * type outside 1..INITPROTO_TYPE_MAX, EAGAIN on a non-blocking socket with
+ * nothing to read). Receivers check the types they expect: the same
+ * codec carries the monitor's messages (broker/monitor-wire.h). */
 int initproto_recv(int sock, struct initproto_msg *m);
 
 /* Encodes S as a SPEC message (its descriptors attached, not owned). */

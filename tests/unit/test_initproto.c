@@ -1,7 +1,7 @@
 /* Tests of broker/init/initproto: messages that round-trip over a real
  * SOCK_SEQPACKET pair with their descriptors, and the malformed ones each
  * side must refuse whole (short, long, bad text, wrong descriptor count,
- * unknown type), without keeping any descriptor that came with them. */
+ * type out of range), without keeping any descriptor that came with them. */
 #include "config.h"
 
 #include <dirent.h>
@@ -267,10 +267,10 @@ test_trailing_bytes_are_refused(void **state)
 }
 
 static void
-test_unknown_type_is_refused_and_its_fds_closed(void **state)
+test_type_out_of_range_is_refused_and_its_fds_closed(void **state)
 {
 	struct pair *p = *state;
-	uint32_t words[] = { 99, 0 };
+	uint32_t words[] = { INITPROTO_TYPE_MAX + 1, 0 };
 	int before = count_fds(), fds[2];
 
 	assert_int_equal(pipe(fds), 0);
@@ -338,7 +338,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_text_with_a_nul_inside_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_longer_than_the_message_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trailing_bytes_are_refused, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_type_is_refused_and_its_fds_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_type_out_of_range_is_refused_and_its_fds_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spec_with_too_many_roots_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_message_over_the_limit_is_not_sent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_close_reads_as_zero, setup, teardown),
