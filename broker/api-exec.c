@@ -436,9 +436,9 @@ exec_stream_check(struct daemon *d, const struct sandbox_caller *caller,
 
 void
 api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__ExecSandboxRequest *req, struct bufferevent *bev,
-    struct frame_decoder *frames)
+    const Corral__Request *top, struct bufferevent *bev, struct frame_decoder *frames)
 {
+	const Corral__ExecSandboxRequest *req = top->exec_start;
 	struct exec_stream *st = xcalloc(1, sizeof(*st));
 	struct timeval limit = { req->timeout_seconds, 0 };
 	struct sandbox *sb = NULL;

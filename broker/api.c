@@ -31,7 +31,13 @@ struct api_conn {
 	struct frame_decoder *frames;
 	struct sandbox_caller caller;
 	bool answered;                  /* close once the answer is written */
+	struct api_pending *pending;    /* a reply that comes later, or NULL */
 	struct api_conn *prev, *next;
+};
+
+/* A reply promised to a connection; the connection may go first. */
+struct api_pending {
+	struct api_conn *conn;          /* NULL once the client left */
 };
 
 struct api {
@@ -58,6 +64,31 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_DELETE, api_sandbox_delete },
 	{ CORRAL__REQUEST__REQUEST_REAP, api_reap },
 	{ CORRAL__REQUEST__REQUEST_LOGS, api_logs },
+	{ CORRAL__REQUEST__REQUEST_RUN_ACK, api_run_ack },
+	{ CORRAL__REQUEST__REQUEST_RUN_INTERRUPT, api_run_interrupt },
+	{ CORRAL__REQUEST__REQUEST_RUN_LIST, api_run_list },
+};
+
+/* Requests answered later, once work elsewhere (a sandbox, the monitor) is done. */
+static const struct {
+	Corral__Request__RequestCase which;
+	api_deferred_handler handler;
+} api_deferred[] = {
+	{ CORRAL__REQUEST__REQUEST_FS_READ, api_fs },
+	{ CORRAL__REQUEST__REQUEST_FS_WRITE, api_fs },
+	{ CORRAL__REQUEST__REQUEST_FS_EDIT, api_fs },
+	{ CORRAL__REQUEST__REQUEST_FS_LIST, api_fs },
+	{ CORRAL__REQUEST__REQUEST_FS_GREP, api_fs },
+};
+
+/* Requests that take their connection over: streams. */
+static const struct {
+	Corral__Request__RequestCase which;
+	api_attach_fn attach;
+} api_attachers[] = {
+	{ CORRAL__REQUEST__REQUEST_EXEC_START, api_exec_attach },
+	{ CORRAL__REQUEST__REQUEST_RUN_START, api_run_attach },
+	{ CORRAL__REQUEST__REQUEST_RUN_RESUME, api_run_attach },
 };
 
 void
@@ -105,6 +136,8 @@ api_conn_free(struct api_conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	a->nconns--;
+	if (c->pending != NULL)
+		c->pending->conn = NULL;
 	if (c->bev != NULL)
 		bufferevent_free(c->bev);
 	frame_decoder_free(c->frames);
@@ -134,6 +167,100 @@ api_find_handler(Corral__Request__RequestCase which)
 	return NULL;
 }
 
+static api_deferred_handler
+api_find_deferred(Corral__Request__RequestCase which)
+{
+	for (size_t i = 0; i < sizeof(api_deferred) / sizeof(api_deferred[0]); i++)
+		if (api_deferred[i].which == which)
+			return api_deferred[i].handler;
+	return NULL;
+}
+
+static api_attach_fn
+api_find_attach(Corral__Request__RequestCase which)
+{
+	for (size_t i = 0; i < sizeof(api_attachers) / sizeof(api_attachers[0]); i++)
+		if (api_attachers[i].which == which)
+			return api_attachers[i].attach;
+	return NULL;
+}
+
+/* Hands C's socket to a stream; the connection object goes away. */
+static int
+api_attach(struct api_conn *c, api_attach_fn attach, const Corral__Request *req)
+{
+	frame_decoder_next(c->frames);
+	attach(c->api->daemon, &c->caller, req, c->bev, c->frames);
+	c->bev = NULL;
+	c->frames = NULL;
+	return 1;
+}
+
+/* Starts a deferred request: C waits (reading nothing more) for its reply. */
+static void
+api_defer(struct api_conn *c, api_deferred_handler handler, const Corral__Request *req)
+{
+	struct api_pending *p = xcalloc(1, sizeof(*p));
+
+	p->conn = c;
+	c->pending = p;
+	c->answered = true;
+	bufferevent_set_timeouts(c->bev, NULL, NULL);
+	handler(c->api->daemon, &c->caller, req, p);
+}
+
+void
+api_pending_reply(struct api_pending *p, const Corral__Response *resp)
+{
+	struct api_conn *c = p->conn;
+
+	free(p);
+	if (c == NULL)
+		return;
+	c->pending = NULL;
+	if (api_send(c, resp) == -1 ||
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		api_conn_free(c);
+}
+
+static void
+api_closing_on_write(struct bufferevent *bev, void *arg)
+{
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		bufferevent_free(bev);
+}
+
+static void
+api_closing_on_event(struct bufferevent *bev, short what, void *arg)
+{
+	bufferevent_free(bev);
+}
+
+void
+api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const char *code,
+    const char *message)
+{
+	size_t len;
+	uint8_t *frame = wire_pack_error(code, message, &len);
+
+	frame_decoder_free(frames);
+	if (frame == NULL) {
+		bufferevent_free(bev);
+		return;
+	}
+	bufferevent_setcb(bev, NULL, api_closing_on_write, api_closing_on_event, NULL);
+	bufferevent_disable(bev, EV_READ);
+	bufferevent_enable(bev, EV_WRITE);
+	bufferevent_write(bev, frame, len);
+	free(frame);
+}
+
+bool
+api_pending_gone(const struct api_pending *p)
+{
+	return p->conn == NULL;
+}
+
 /* Answers one request; -1 drops the connection, 1 says it was handed over. */
 static int
 api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
@@ -141,20 +268,18 @@ api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
 	Corral__Response resp = CORRAL__RESPONSE__INIT;
 	Corral__Request *req;
 	const char *why = NULL;
+	api_deferred_handler deferred;
 	api_handler handler;
+	api_attach_fn attach;
 	int rc = 0;
 
 	if ((req = wire_request_unpack(payload, len, &why)) == NULL) {
 		api_error(&resp, WIRE_ERR_PROTOCOL, "%s", why != NULL ? why : "not a request");
 		rc = -1;
-	} else if (req->request_case == CORRAL__REQUEST__REQUEST_EXEC_START) {
-		/* The connection becomes the exec stream, owned by api-exec.c. */
-		frame_decoder_next(c->frames);
-		api_exec_attach(c->api->daemon, &c->caller, req->exec_start, c->bev, c->frames);
-		c->bev = NULL;
-		c->frames = NULL;
-		corral__request__free_unpacked(req, NULL);
-		return 1;
+	} else if ((attach = api_find_attach(req->request_case)) != NULL) {
+		rc = api_attach(c, attach, req);
+	} else if ((deferred = api_find_deferred(req->request_case)) != NULL) {
+		api_defer(c, deferred, req);
 	} else if ((handler = api_find_handler(req->request_case)) == NULL) {
 		api_error(&resp, WIRE_ERR_UNAVAILABLE, "this corrald (%s) does not serve that "
 		    "request yet", PACKAGE_VERSION);
@@ -166,7 +291,8 @@ api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
 	api_response_clear(&resp);
 	if (req != NULL)
 		corral__request__free_unpacked(req, NULL);
-	c->answered = true;
+	if (rc != 1)
+		c->answered = true;
 	return rc;
 }
 
@@ -206,12 +332,13 @@ api_on_read(struct bufferevent *bev, void *arg)
 		}
 		payload = frame_decoder_payload(c->frames, &len);
 		if (api_dispatch(c, payload, len) == 1) {
-			api_conn_free(c);       /* the exec stream has its socket now */
+			api_conn_free(c);       /* the stream has its socket now */
 			return;
 		}
 		frame_decoder_next(c->frames);
 	}
-	if (c->answered && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+	if (c->answered && c->pending == NULL &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		api_conn_free(c);
 }
 
@@ -220,7 +347,7 @@ api_on_write(struct bufferevent *bev, void *arg)
 {
 	struct api_conn *c = arg;
 
-	if (c->answered)
+	if (c->answered && c->pending == NULL)
 		api_conn_free(c);
 }
 

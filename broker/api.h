@@ -3,6 +3,7 @@
 #ifndef CORRAL_API_H
 #define CORRAL_API_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -56,12 +57,43 @@ int api_logs(struct daemon *d, const struct sandbox_caller *caller,
 int api_reap(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 
+int api_run_ack(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_run_interrupt(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+int api_run_list(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
+
+/* A reply that comes later: a deferred handler starts the work and keeps
+ * P; whoever finishes it calls api_pending_reply exactly once (also when
+ * the client already left: then the reply is dropped). The connection
+ * reads nothing more meanwhile. REQ is freed when the handler returns. */
+struct api_pending;
+typedef void (*api_deferred_handler)(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct api_pending *p);
+/* Sends RESP (not taken) on P's connection, closes it once written, frees P. */
+void api_pending_reply(struct api_pending *p, const Corral__Response *resp);
+/* True when P's client has gone (its reply would be dropped). */
+bool api_pending_gone(const struct api_pending *p);
+/* The file API (api-fs.c): every Fs* request. */
+void api_fs(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    struct api_pending *p);
+
 struct bufferevent;
-/* Turns a connection whose first request is an exec start into the exec
- * stream; takes BEV and FRAMES over whatever happens. */
+/* A stream: takes the connection (BEV, FRAMES, whose first frame was REQ)
+ * over whatever happens. REQ is freed when it returns. */
+typedef void (*api_attach_fn)(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
+/* Ends a stream before it starts: one error frame (CODE, MESSAGE), then
+ * the connection closes once it is written. Takes BEV and FRAMES. */
+void api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const char *code,
+    const char *message);
+/* The exec stream (api-exec.c), for a first request that is an exec start. */
 void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__ExecSandboxRequest *req, struct bufferevent *bev,
-    struct frame_decoder *frames);
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
+/* Shell runs (api-run.c): RunStart and RunResume. */
+void api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
 /* SB is being deleted: its exec streams end now, each told why. */
 void api_exec_sandbox_gone(struct sandbox *sb);
 

@@ -48,6 +48,15 @@ int cli_sandbox_get(struct cli *cli, int argc, char **argv);
 int cli_sandbox_delete(struct cli *cli, int argc, char **argv);
 int cli_reap(struct cli *cli, int argc, char **argv);
 int cli_exec(struct cli *cli, int argc, char **argv);
+int cli_run(struct cli *cli, int argc, char **argv);
+int cli_runs(struct cli *cli, int argc, char **argv);
+int cli_interrupt(struct cli *cli, int argc, char **argv);
+int cli_shell(struct cli *cli, int argc, char **argv);
+int cli_fs_read(struct cli *cli, int argc, char **argv);
+int cli_fs_write(struct cli *cli, int argc, char **argv);
+int cli_fs_edit(struct cli *cli, int argc, char **argv);
+int cli_fs_list(struct cli *cli, int argc, char **argv);
+int cli_fs_grep(struct cli *cli, int argc, char **argv);
 
 /* 0 when NAME is a sandbox name (^[a-z0-9][a-z0-9-]{0,62}$); else prints why
  * and returns CLI_EXIT_FAILED. */
