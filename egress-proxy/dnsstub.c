@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "common/sock.h"
 #include "common/timeutil.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/dns.h"
@@ -27,7 +28,6 @@
 #include "policy/match.h"
 #include "policy/policy.h"
 
-#define DNSSTUB_TCP_BACKLOG 16
 #define DNSSTUB_REPLY_MAX_BYTES DNS_EDNS_MAX_BYTES      /* every answer the stub builds fits */
 #define DNSSTUB_UDP_IN_MAX_BYTES 4096                   /* a larger datagram is dropped */
 #define DNSSTUB_ACCEPT_BACKOFF_MS 100                   /* pause of accept after EMFILE */
@@ -741,26 +741,6 @@ stub_sockaddr_port(const struct sockaddr_storage *ss)
 	    ((const struct sockaddr_in6 *)ss)->sin6_port);
 }
 
-/* A socket of TYPE bound to ADDR (and listening, for TCP); -1 with errno. */
-static int
-stub_socket(int type, const struct sockaddr_storage *addr, socklen_t len)
-{
-	int one = 1, saved, fd = socket(addr->ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-	if (fd == -1)
-		return -1;
-	if (type == SOCK_STREAM)
-		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)addr, len) == -1 ||
-	    (type == SOCK_STREAM && listen(fd, DNSSTUB_TCP_BACKLOG) == -1)) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	return fd;
-}
-
 /* Binds UDP, then TCP on the port UDP got; with port 0, another port is
  * tried when TCP finds that one taken. -1 with errno. */
 static int
@@ -779,11 +759,11 @@ stub_bind(struct dnsstub *s, const struct sockaddr *listen_addr, socklen_t len)
 	for (int i = 0; i < DNSSTUB_BIND_TRIES; i++) {
 		addr = want;
 		alen = sizeof(addr);
-		if ((s->udp_fd = stub_socket(SOCK_DGRAM, &addr, len)) == -1 ||
+		if ((s->udp_fd = sock_bind((const struct sockaddr *)&addr, len, SOCK_DGRAM)) == -1 ||
 		    getsockname(s->udp_fd, (struct sockaddr *)&addr, &alen) == -1)
 			return -1;
 		s->port = stub_sockaddr_port(&addr);
-		if ((s->tcp_fd = stub_socket(SOCK_STREAM, &addr, len)) != -1)
+		if ((s->tcp_fd = sock_bind((const struct sockaddr *)&addr, len, SOCK_STREAM)) != -1)
 			return 0;
 		if (errno != EADDRINUSE || stub_sockaddr_port(&want) != 0)
 			return -1;
@@ -816,28 +796,69 @@ stub_events(struct dnsstub *s)
 	return 0;
 }
 
-struct dnsstub *
-dnsstub_new(struct proxy_tenant *t, const struct sockaddr *listen_addr, socklen_t len)
+static struct dnsstub *
+stub_alloc(struct proxy_tenant *t)
 {
 	struct dnsstub *s = calloc(1, sizeof(*s));
-	int saved;
 
 	if (s == NULL)
 		return NULL;
 	s->tenant = t;
 	s->udp_fd = s->tcp_fd = -1;
 	if ((s->names = namemap_new(NAMEMAP_DEFAULT_ENTRIES)) == NULL) {
+		free(s);
 		errno = ENOMEM;
-		goto fail;
+		return NULL;
 	}
-	if (stub_bind(s, listen_addr, len) == -1 || stub_events(s) == -1)
-		goto fail;
 	return s;
-fail:
-	saved = errno;
+}
+
+static struct dnsstub *
+stub_fail(struct dnsstub *s)
+{
+	int saved = errno;
+
 	dnsstub_free(s);
 	errno = saved;
 	return NULL;
+}
+
+struct dnsstub *
+dnsstub_new(struct proxy_tenant *t, const struct sockaddr *listen_addr, socklen_t len)
+{
+	struct dnsstub *s = stub_alloc(t);
+
+	if (s == NULL)
+		return NULL;
+	if (stub_bind(s, listen_addr, len) == -1 || stub_events(s) == -1)
+		return stub_fail(s);
+	return s;
+}
+
+struct dnsstub *
+dnsstub_adopt(struct proxy_tenant *t, int udp_fd, int tcp_fd)
+{
+	struct dnsstub *s = stub_alloc(t);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (s == NULL) {
+		close(udp_fd);
+		close(tcp_fd);
+		return NULL;
+	}
+	s->udp_fd = udp_fd;
+	s->tcp_fd = tcp_fd;
+	s->port = sock_port(udp_fd);
+	if (getsockname(udp_fd, (struct sockaddr *)&ss, &len) == -1 ||
+	    sock_check(udp_fd, ss.ss_family, SOCK_DGRAM) == -1 ||
+	    sock_check(tcp_fd, ss.ss_family, SOCK_STREAM) == -1)
+		return stub_fail(s);
+	if (sock_port(tcp_fd) != s->port) {
+		errno = EINVAL;
+		return stub_fail(s);
+	}
+	return stub_events(s) == -1 ? stub_fail(s) : s;
 }
 
 static void

@@ -61,6 +61,9 @@ struct proxy_tenant;
  * NULL with errno (EADDRINUSE, ENOMEM, ...). */
 struct dnsstub *dnsstub_new(struct proxy_tenant *t, const struct sockaddr *listen_addr,
     socklen_t len);
+/* The same on sockets bound elsewhere: UDP_FD bound, TCP_FD listening,
+ * both on one port (checked). Takes them (closed on failure too). */
+struct dnsstub *dnsstub_adopt(struct proxy_tenant *t, int udp_fd, int tcp_fd);
 /* Closes S's sockets, cancels its pending queries (no answer is sent) and
  * frees it with its address-to-name map; NULL is fine. */
 void dnsstub_free(struct dnsstub *s);

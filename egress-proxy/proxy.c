@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "common/log.h"
+#include "common/sock.h"
 #include "common/timeutil.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/dnsstub.h"
@@ -23,7 +24,6 @@
 #include "policy/index.h"
 #include "policy/policy.h"
 
-#define PROXY_LISTEN_BACKLOG 1024
 #define PROXY_ACCEPTS_PER_EVENT 64      /* accepts per readiness, so one listener cannot starve the loop */
 
 void
@@ -284,48 +284,35 @@ proxy_on_accept(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-static int
-proxy_listen_socket(const struct sockaddr *addr, socklen_t len, uint16_t *port)
+static void
+proxy_close_keep_errno(int fd)
 {
-	struct sockaddr_storage bound;
-	socklen_t blen = sizeof(bound);
-	int one = 1, fd, saved;
+	int saved = errno;
 
-	fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, addr, len) == -1 || listen(fd, PROXY_LISTEN_BACKLOG) == -1 ||
-	    getsockname(fd, (struct sockaddr *)&bound, &blen) == -1) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	*port = ntohs(bound.ss_family == AF_INET ?
-	    ((struct sockaddr_in *)&bound)->sin_port : ((struct sockaddr_in6 *)&bound)->sin6_port);
-	return fd;
+	close(fd);
+	errno = saved;
 }
 
-/* A listener of T at ADDR for clients in CLIENT_NET/CLIENT_PREFIX; NULL
- * with errno. */
+/* A listener of T on FD (taken: closed on failure) for clients in
+ * CLIENT_NET/CLIENT_PREFIX; NULL with errno. */
 static struct proxy_listener *
-proxy_listener_new(struct proxy_tenant *t, const struct sockaddr *addr, socklen_t len,
-    const struct sockaddr *client_net, unsigned client_prefix, bool transparent)
+proxy_listener_new(struct proxy_tenant *t, int fd, const struct sockaddr *client_net,
+    unsigned client_prefix, bool transparent)
 {
-	struct proxy_listener *l = calloc(1, sizeof(*l));
+	struct proxy_listener *l;
 
-	if (l == NULL)
+	if (sock_check(fd, client_net->sa_family, SOCK_STREAM) == -1 ||
+	    (l = calloc(1, sizeof(*l))) == NULL) {
+		proxy_close_keep_errno(fd);
 		return NULL;
+	}
 	l->tenant = t;
+	l->fd = fd;
+	l->port = sock_port(fd);
 	l->transparent = transparent;
 	l->client_prefix = client_prefix;
 	memcpy(&l->client_net, client_net, client_net->sa_family == AF_INET ?
 	    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
-	if ((l->fd = proxy_listen_socket(addr, len, &l->port)) == -1) {
-		free(l);
-		return NULL;
-	}
 	l->ev = event_new(t->proxy->base, l->fd, EV_READ | EV_PERSIST, proxy_on_accept, l);
 	if (l->ev == NULL || event_add(l->ev, NULL) == -1) {
 		proxy_listener_free(l);
@@ -336,11 +323,10 @@ proxy_listener_new(struct proxy_tenant *t, const struct sockaddr *addr, socklen_
 }
 
 int
-proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *addr,
-    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+proxy_tenant_adopt_connect(struct proxy_tenant *t, int fd, const struct sockaddr *client_net,
+    unsigned client_prefix)
 {
-	struct proxy_listener *l = proxy_listener_new(t, addr, len, client_net, client_prefix,
-	    false);
+	struct proxy_listener *l = proxy_listener_new(t, fd, client_net, client_prefix, false);
 
 	if (l == NULL)
 		return -1;
@@ -350,11 +336,10 @@ proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *addr,
 }
 
 int
-proxy_tenant_listen_transparent(struct proxy_tenant *t, const struct sockaddr *addr,
-    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+proxy_tenant_adopt_transparent(struct proxy_tenant *t, int fd,
+    const struct sockaddr *client_net, unsigned client_prefix)
 {
-	struct proxy_listener *l = proxy_listener_new(t, addr, len, client_net, client_prefix,
-	    true);
+	struct proxy_listener *l = proxy_listener_new(t, fd, client_net, client_prefix, true);
 
 	if (l == NULL)
 		return -1;
@@ -363,24 +348,55 @@ proxy_tenant_listen_transparent(struct proxy_tenant *t, const struct sockaddr *a
 	return 0;
 }
 
+int
+proxy_tenant_listen_connect(struct proxy_tenant *t, const struct sockaddr *addr,
+    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+{
+	int fd = sock_bind(addr, len, SOCK_STREAM);
+
+	return fd == -1 ? -1 : proxy_tenant_adopt_connect(t, fd, client_net, client_prefix);
+}
+
+int
+proxy_tenant_listen_transparent(struct proxy_tenant *t, const struct sockaddr *addr,
+    socklen_t len, const struct sockaddr *client_net, unsigned client_prefix)
+{
+	int fd = sock_bind(addr, len, SOCK_STREAM);
+
+	return fd == -1 ? -1 : proxy_tenant_adopt_transparent(t, fd, client_net, client_prefix);
+}
+
 uint16_t
 proxy_tenant_transparent_port(const struct proxy_tenant *t)
 {
 	return t->transparent_listener != NULL ? t->transparent_listener->port : 0;
 }
 
-int
-proxy_tenant_listen_dns(struct proxy_tenant *t, const struct sockaddr *addr, socklen_t len,
+static int
+proxy_tenant_use_stub(struct proxy_tenant *t, struct dnsstub *stub,
     const struct sockaddr *client_net, unsigned client_prefix)
 {
-	struct dnsstub *stub = dnsstub_new(t, addr, len);
-
 	if (stub == NULL)
 		return -1;
 	dnsstub_set_client_net(stub, client_net, client_prefix);
 	dnsstub_free(t->dnsstub);
 	t->dnsstub = stub;
 	return 0;
+}
+
+int
+proxy_tenant_listen_dns(struct proxy_tenant *t, const struct sockaddr *addr, socklen_t len,
+    const struct sockaddr *client_net, unsigned client_prefix)
+{
+	return proxy_tenant_use_stub(t, dnsstub_new(t, addr, len), client_net, client_prefix);
+}
+
+int
+proxy_tenant_adopt_dns(struct proxy_tenant *t, int udp_fd, int tcp_fd,
+    const struct sockaddr *client_net, unsigned client_prefix)
+{
+	return proxy_tenant_use_stub(t, dnsstub_adopt(t, udp_fd, tcp_fd), client_net,
+	    client_prefix);
 }
 
 uint16_t

@@ -81,6 +81,17 @@ int proxy_tenant_listen_dns(struct proxy_tenant *t, const struct sockaddr *addr,
     const struct sockaddr *client_net, unsigned client_prefix);
 uint16_t proxy_tenant_dns_port(const struct proxy_tenant *t);
 
+/* The same on sockets bound elsewhere (the monitor binds a sandbox's,
+ * whose DNS port needs privilege): FD is a listening TCP socket, UDP_FD
+ * and TCP_FD a bound UDP socket and a listening TCP one on one port. The
+ * descriptors are checked and taken (closed on failure too). */
+int proxy_tenant_adopt_connect(struct proxy_tenant *t, int fd, const struct sockaddr *client_net,
+    unsigned client_prefix);
+int proxy_tenant_adopt_transparent(struct proxy_tenant *t, int fd,
+    const struct sockaddr *client_net, unsigned client_prefix);
+int proxy_tenant_adopt_dns(struct proxy_tenant *t, int udp_fd, int tcp_fd,
+    const struct sockaddr *client_net, unsigned client_prefix);
+
 /* Lets T identify the binary behind a connection (DESIGN section 3, step
  * 2): DIAG_FD is a NETLINK_SOCK_DIAG socket in the clients' network
  * namespace (T owns it from now on), MAP_FD the identification map (not

@@ -1,0 +1,70 @@
+/* Listening sockets: bind, read back the port, check a handed-over one. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "common/sock.h"
+
+int
+sock_bind(const struct sockaddr *addr, socklen_t len, int type)
+{
+	int one = 1, saved, fd = socket(addr->sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd == -1)
+		return -1;
+	if (type == SOCK_STREAM)
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, addr, len) == -1 ||
+	    (type == SOCK_STREAM && listen(fd, SOCK_LISTEN_BACKLOG) == -1)) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+uint16_t
+sock_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+static int
+sock_option(int fd, int name)
+{
+	int v = -1;
+	socklen_t len = sizeof(v);
+
+	return getsockopt(fd, SOL_SOCKET, name, &v, &len) == -1 ? -1 : v;
+}
+
+int
+sock_check(int fd, int family, int type)
+{
+	int flags;
+
+	if (sock_option(fd, SO_DOMAIN) != family || sock_option(fd, SO_TYPE) != type) {
+		errno = sock_option(fd, SO_TYPE) == -1 ? ENOTSOCK : EPROTOTYPE;
+		return -1;
+	}
+	if (sock_port(fd) == 0 || (type == SOCK_STREAM && sock_option(fd, SO_ACCEPTCONN) != 1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,21 @@
+/* Listening sockets, made where the privilege to bind is (the monitor, or
+ * the broker for unprivileged ports) and served wherever they are handed. */
+#ifndef CORRAL_SOCK_H
+#define CORRAL_SOCK_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#define SOCK_LISTEN_BACKLOG 1024        /* pending accepts per TCP listener */
+
+/* A non-blocking, close-on-exec socket of TYPE (SOCK_STREAM: listening,
+ * SO_REUSEADDR; SOCK_DGRAM: bound) at ADDR. -1 with errno. */
+int sock_bind(const struct sockaddr *addr, socklen_t len, int type);
+/* The local port FD is bound to; 0 when it cannot be read. */
+uint16_t sock_port(int fd);
+/* Checks that FD is a socket of TYPE and FAMILY, bound, and (for TCP)
+ * listening, and makes it non-blocking. 0, or -1 with errno (ENOTSOCK,
+ * EPROTOTYPE, EINVAL): a handed-over descriptor is checked before use. */
+int sock_check(int fd, int family, int type);
+
+#endif
