@@ -402,7 +402,7 @@ exec_stream_start(struct exec_stream *st, struct sandbox *sb,
 {
 	static const struct exec_callbacks cb = { exec_stream_on_started, exec_stream_on_exited };
 	const char **argv = xcalloc(req->n_command + 1, sizeof(*argv));
-	struct exec_request er = { .argv = argv, .tty = req->tty, .rows = 24, .cols = 80 };
+	struct exec_request er = { .argv = argv, .tty = req->tty, .rows = 24, .cols = 80, .extra_fd = -1 };
 	char **env = exec_stream_env(sb, req);
 
 	for (size_t i = 0; i < req->n_command; i++)

@@ -263,6 +263,9 @@ exec_fill(struct initproto_exec *e, const struct exec_request *req, const struct
 	e->rows = req->rows;
 	e->cols = req->cols;
 	e->cwd = req->cwd != NULL ? req->cwd : "";
+	/* A request built with designated initialisers and no extra_fd holds
+	 * 0: the daemon's own stdio never goes to a command. */
+	e->extra_fd = req->extra_fd > STDERR_FILENO ? req->extra_fd : -1;
 	for (e->argc = 0; req->argv[e->argc] != NULL; e->argc++) {
 		if (e->argc == INITPROTO_ARGS_MAX)
 			return -1;

@@ -34,6 +34,10 @@ struct exec_request {
 	const char *cwd;                /* NULL: the sandbox's working folder */
 	bool tty;
 	unsigned int rows, cols;        /* the window (tty mode) */
+	int extra_fd;                   /* the command's fd 3 (both modes); -1: none
+					 * (0 to 2 count as none too). Not taken:
+					 * the caller closes its copy once
+					 * exec_start returns. */
 };
 
 struct exec_callbacks {

@@ -49,6 +49,7 @@
 #define INIT_CHILDREN_MAX 4096          /* commands running at once */
 #define INIT_HOSTNAME_MAX_BYTES 63      /* a sandbox name's longest */
 #define INIT_SIGNAL_MAX 64
+#define INIT_EXTRA_FD 3                 /* where a command finds its extra descriptor */
 
 extern char **environ;
 
@@ -304,8 +305,14 @@ init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
 		if (dup2(e->stdio[i], i) == -1)
 			init_child_fail(pipefd, INIT_STEP_EXEC);
 	}
-	/* Nothing of corral-init's reaches the command: only 0, 1 and 2. */
-	close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	/* Received descriptors are all above 3 (3 is the channel), so this
+	 * cannot overwrite one still to be placed. */
+	if (e->extra_fd != -1 && dup2(e->extra_fd, INIT_EXTRA_FD) == -1)
+		init_child_fail(pipefd, INIT_STEP_EXEC);
+	/* Nothing of corral-init's reaches the command: only 0, 1 and 2, and
+	 * 3 when the daemon gave one. */
+	close_range(e->extra_fd != -1 ? INIT_EXTRA_FD + 1 : INIT_EXTRA_FD, ~0U,
+	    CLOSE_RANGE_CLOEXEC);
 	if (chdir(e->cwd[0] != '\0' ? e->cwd : st->spec.workdir) == -1)
 		init_child_fail(pipefd, INIT_STEP_CHDIR);
 	if (drop_verify(why, sizeof(why)) == -1)
@@ -347,11 +354,17 @@ fail:
 	return -1;
 }
 
-/* Closes the descriptors of a command's stdio (a pty peer only once). */
+/* Closes the descriptors of a command's stdio (a pty peer only once) and
+ * its extra descriptor: corral-init keeps none of them, so no later
+ * command can inherit them. */
 static void
 init_close_stdio(struct initproto_exec *e)
 {
 	int i;
+
+	if (e->extra_fd != -1)
+		close(e->extra_fd);
+	e->extra_fd = -1;
 
 	for (i = 0; i < 3; i++) {
 		if (e->stdio[i] != -1 && (i == 0 || e->stdio[i] != e->stdio[i - 1]))

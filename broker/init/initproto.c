@@ -11,6 +11,8 @@
 
 #define INITPROTO_TYPE_BYTES sizeof(uint32_t)
 #define INITPROTO_TTY_FLAG 0x1u
+#define INITPROTO_EXTRA_FD_FLAG 0x2u    /* EXEC: a descriptor for the command's fd 3 */
+#define INITPROTO_EXEC_FLAGS (INITPROTO_TTY_FLAG | INITPROTO_EXTRA_FD_FLAG)
 
 void
 initproto_msg_init(struct initproto_msg *m, enum initproto_type type)
@@ -283,7 +285,8 @@ initproto_exec_encode(struct initproto_msg *m, const struct initproto_exec *e)
 
 	initproto_msg_init(m, INITPROTO_EXEC);
 	initproto_put_u32(m, e->id);
-	initproto_put_u32(m, e->tty ? INITPROTO_TTY_FLAG : 0);
+	initproto_put_u32(m, (e->tty ? INITPROTO_TTY_FLAG : 0) |
+	    (e->extra_fd != -1 ? INITPROTO_EXTRA_FD_FLAG : 0));
 	initproto_put_u32(m, e->rows);
 	initproto_put_u32(m, e->cols);
 	initproto_put_str(m, e->cwd);
@@ -297,6 +300,8 @@ initproto_exec_encode(struct initproto_msg *m, const struct initproto_exec *e)
 		m->overflow = true;
 	for (i = 0; !e->tty && i < 3; i++)
 		initproto_put_fd(m, e->stdio[i]);
+	if (e->extra_fd != -1)
+		initproto_put_fd(m, e->extra_fd);
 }
 
 /* Reads a count (at most MAX) and that many strings into V, NULL after. */
@@ -323,10 +328,11 @@ int
 initproto_exec_decode(struct initproto_msg *m, struct initproto_exec *e)
 {
 	uint32_t flags;
-	size_t i;
+	size_t i, n_stdio;
+	bool extra;
 
 	if (m->type != INITPROTO_EXEC || initproto_get_u32(m, &e->id) == -1 ||
-	    initproto_get_u32(m, &flags) == -1 || (flags & ~INITPROTO_TTY_FLAG) ||
+	    initproto_get_u32(m, &flags) == -1 || (flags & ~INITPROTO_EXEC_FLAGS) ||
 	    initproto_get_u32(m, &e->rows) == -1 ||
 	    initproto_get_u32(m, &e->cols) == -1 ||
 	    initproto_get_str(m, &e->cwd) == -1 ||
@@ -335,10 +341,13 @@ initproto_exec_decode(struct initproto_msg *m, struct initproto_exec *e)
 	    e->argc == 0)
 		goto bad;
 	e->tty = flags & INITPROTO_TTY_FLAG;
-	if (initproto_get_end(m, e->tty ? 0 : 3) == -1)
+	extra = flags & INITPROTO_EXTRA_FD_FLAG;
+	n_stdio = e->tty ? 0 : 3;
+	if (initproto_get_end(m, n_stdio + (extra ? 1 : 0)) == -1)
 		goto bad;
 	for (i = 0; i < 3; i++)
 		e->stdio[i] = e->tty ? -1 : initproto_take_fd(m, i);
+	e->extra_fd = extra ? initproto_take_fd(m, n_stdio) : -1;
 	return 0;
 bad:
 	errno = EBADMSG;

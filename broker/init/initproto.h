@@ -16,7 +16,9 @@
  *                             in force (0: none): set up, dropped, serving
  *                or ERROR     text; corral-init exits after sending it
  *   daemon -> init  EXEC      id, a command; fds: stdin, stdout, stderr
- *                             (pipes mode) or none (tty mode)
+ *                             (pipes mode) or none (tty mode), then the
+ *                             extra descriptor when its flag is set (the
+ *                             command's fd 3)
  *   init -> daemon  STARTED   id, pid in the sandbox; fd: the pty master
  *                             (tty mode only)
  *                or FAILED    id, text: the command did not start
@@ -90,6 +92,7 @@ struct initproto_exec {
 	const char *argv[INITPROTO_ARGS_MAX + 1];       /* NULL-terminated */
 	const char *envp[INITPROTO_ENV_MAX + 1];        /* NULL-terminated */
 	int stdio[3];                           /* pipes mode; -1 in tty mode */
+	int extra_fd;                           /* the command's fd 3; -1: none */
 };
 
 /* Starts an empty message of TYPE. */
@@ -122,7 +125,8 @@ int initproto_recv(int sock, struct initproto_msg *m);
 void initproto_spec_encode(struct initproto_msg *m, const struct initproto_spec *s);
 /* Decodes a SPEC; takes its descriptors into S. -1 (EBADMSG) when bad. */
 int initproto_spec_decode(struct initproto_msg *m, struct initproto_spec *s);
-/* The same for EXEC (three descriptors in pipes mode, none for a tty). */
+/* The same for EXEC (three descriptors in pipes mode, none for a tty;
+ * then extra_fd when it is not -1). */
 void initproto_exec_encode(struct initproto_msg *m, const struct initproto_exec *e);
 int initproto_exec_decode(struct initproto_msg *m, struct initproto_exec *e);
 

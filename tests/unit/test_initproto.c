@@ -123,7 +123,7 @@ test_exec_round_trips_in_pipes_and_tty_mode(void **state)
 
 	e = (struct initproto_exec){ .id = 7, .cwd = "", .argc = 2,
 		.argv = { "sh", "-c" }, .envc = 1, .envp = { "A=b" },
-		.stdio = { 0, 1, 2 } };
+		.stdio = { 0, 1, 2 }, .extra_fd = -1 };
 	initproto_exec_encode(p->m, &e);
 	assert_int_equal(initproto_send(p->a, p->m), 0);
 	assert_int_equal(initproto_recv(p->b, p->m), 1);
@@ -147,6 +147,87 @@ test_exec_round_trips_in_pipes_and_tty_mode(void **state)
 	assert_true(got.tty);
 	assert_int_equal(got.cols, 80);
 	assert_int_equal(got.stdio[0], -1);
+	assert_int_equal(got.extra_fd, -1);
+}
+
+/* Sends E with a pipe's write end as its extra descriptor; checks that the
+ * received one is that pipe (bytes written to it come out) and that
+ * stdio holds what the mode says. */
+static void
+exec_extra_fd_round_trip(struct pair *p, struct initproto_exec *e)
+{
+	static struct initproto_exec got;
+	char c = 0;
+	int fds[2], i;
+
+	assert_int_equal(pipe(fds), 0);
+	e->extra_fd = fds[1];
+	initproto_exec_encode(p->m, e);
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	close(fds[1]);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_exec_decode(p->m, &got), 0);
+	assert_true(got.extra_fd > 2);
+	assert_int_equal(write(got.extra_fd, "s", 1), 1);
+	close(got.extra_fd);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	assert_int_equal(c, 's');
+	close(fds[0]);
+	for (i = 0; i < 3; i++) {
+		if (e->tty)
+			assert_int_equal(got.stdio[i], -1);
+		else
+			close(got.stdio[i]);
+	}
+}
+
+static void
+test_exec_carries_the_extra_descriptor_in_pipes_and_tty_mode(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_exec e;
+
+	e = (struct initproto_exec){ .id = 3, .cwd = "", .argc = 1, .argv = { "true" },
+		.stdio = { 0, 1, 2 } };
+	exec_extra_fd_round_trip(p, &e);
+	e.tty = true;
+	e.stdio[0] = e.stdio[1] = e.stdio[2] = -1;
+	exec_extra_fd_round_trip(p, &e);
+}
+
+static void
+test_exec_with_the_extra_flag_but_no_descriptor_is_refused(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_exec e, got;
+	int before = count_fds();
+
+	e = (struct initproto_exec){ .id = 1, .cwd = "", .argc = 1, .argv = { "true" },
+		.stdio = { 0, 1, 2 }, .extra_fd = -1 };
+	initproto_exec_encode(p->m, &e);
+	/* Set the extra flag (the word after the id) with only stdio attached. */
+	p->m->body[4] = 2;
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
+	assert_int_equal(errno, EBADMSG);
+	initproto_msg_clear(p->m);
+	assert_int_equal(count_fds(), before);
+}
+
+static void
+test_exec_with_an_unknown_flag_is_refused(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_exec e, got;
+
+	e = (struct initproto_exec){ .id = 1, .tty = true, .cwd = "", .argc = 1,
+		.argv = { "true" }, .stdio = { -1, -1, -1 }, .extra_fd = -1 };
+	initproto_exec_encode(p->m, &e);
+	p->m->body[4] = 5;
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
 }
 
 static void
@@ -157,7 +238,7 @@ test_exec_with_descriptors_in_tty_mode_is_refused(void **state)
 	int before = count_fds();
 
 	e = (struct initproto_exec){ .id = 1, .tty = false, .cwd = "", .argc = 1,
-		.argv = { "true" }, .stdio = { 0, 1, 2 } };
+		.argv = { "true" }, .stdio = { 0, 1, 2 }, .extra_fd = -1 };
 	initproto_exec_encode(p->m, &e);
 	/* Flip the tty flag (the word after the id) with the fds still attached. */
 	p->m->body[4] = 1;
@@ -333,6 +414,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_spec_round_trips_with_its_trees, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_round_trips_in_pipes_and_tty_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_with_descriptors_in_tty_mode_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_carries_the_extra_descriptor_in_pipes_and_tty_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_with_the_extra_flag_but_no_descriptor_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_with_an_unknown_flag_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_without_arguments_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_without_its_nul_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_with_a_nul_inside_is_refused, setup, teardown),
