@@ -1,0 +1,1115 @@
+/* Credential grants applied to a sandbox: the copy into its private home
+ * and the deleting, each in a child that runs as run_as. See credcopy.h. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broker/credcopy.h"
+#include "common/buf.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "policy/grant.h"
+
+#define CREDCOPY_FILE_MODE 0600
+#define CREDCOPY_DIR_MODE 0700
+#define CREDCOPY_IO_BYTES 16384                 /* one read of a copied file */
+#define CREDCOPY_KEY_PEEK_BYTES 64              /* enough to see "-----BEGIN ... PRIVATE KEY" */
+#define CREDCOPY_DELETE_PASSES 4                /* a folder is read again if a pass left entries */
+#define CREDCOPY_MSG_MAX_BYTES 512              /* one line of the child's */
+#define CREDCOPY_TEXT_MAX_BYTES (64u * 1024)    /* an expanded env value, the known names */
+#define CREDCOPY_SSH_CONFIG_TMP "config.corral-new"
+#define CREDCOPY_SSH_OWN "# Your own configuration, as copied:\n"
+#define CREDCOPY_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+/* The child's report, one record each: a type byte, then NUL-ended fields. */
+enum {
+	REC_GRANT = 'G',        /* name: the records after it are this grant's */
+	REC_COPIED = 'C',       /* path */
+	REC_SKIPPED = 'S',      /* path, reason */
+	REC_ERROR = 'E',        /* message: the child failed */
+	REC_DONE = 'D',         /* the child finished */
+};
+
+/* The child's state while it copies. */
+struct credcopy_child {
+	const struct credcopy_spec *spec;
+	int report_fd;
+	const char *grant;              /* the grant being copied */
+	size_t files, bytes;            /* copied for it so far */
+	size_t files_max, bytes_max;
+	bool ssh_top;                   /* copying the files directly in .ssh */
+	bool quiet_missing;             /* a missing path is no news (.gitconfig) */
+	char first_skip[CREDCOPY_MSG_MAX_BYTES];        /* the grant's first "path: reason" */
+	char keys[CREDCOPY_KEYS_MAX][NAME_MAX + 1];
+	size_t nkeys;
+};
+
+/* ---- both sides ---- */
+
+static int
+credcopy_openat2(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = { .flags = (uint64_t)flags | O_CLOEXEC, .mode = mode,
+	    .resolve = CREDCOPY_RESOLVE };
+
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+/* True for a path that is safe in an ssh config line and in
+ * GIT_SSH_COMMAND, which git hands to a shell: no quoting is ever needed. */
+static bool
+credcopy_plain_text(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+@-",
+		    *s) == NULL)
+			return false;
+	return true;
+}
+
+/* True for a relative path with no empty, "." or ".." component. */
+static bool
+credcopy_relative_path(const char *p)
+{
+	const char *c = p;
+
+	if (*p == '\0' || *p == '/' || strlen(p) >= PATH_MAX)
+		return false;
+	for (;;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (c[n] == '\0')
+			return true;
+		c += n + 1;
+	}
+}
+
+/* ---- grants ---- */
+
+static size_t
+credcopy_count(const char *const *list, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && list[n] != NULL)
+		n++;
+	return n;
+}
+
+static void
+credcopy_grant_from_builtin(const struct grant_def *d, struct credcopy_grant *out)
+{
+	out->name = d->name;
+	out->paths = d->paths;
+	out->npaths = credcopy_count(d->paths, GRANT_MAX_PATHS);
+	out->hosts = d->hosts;
+	out->nhosts = d->nhosts;
+	out->env = d->env;
+	out->nenv = credcopy_count(d->env, GRANT_MAX_ENV);
+}
+
+static void
+credcopy_grant_from_config(const struct config_credential *c, struct credcopy_grant *out)
+{
+	out->name = c->name;
+	out->paths = (const char *const *)c->paths;
+	out->npaths = c->npaths;
+	out->hosts = (const char *const *)c->hosts;
+	out->nhosts = c->nhosts;
+	out->env = (const char *const *)c->env;
+	out->nenv = c->nenv;
+}
+
+int
+credcopy_grant_find(const char *name, const struct config_credential *extra,
+    size_t nextra, struct credcopy_grant *out, char **err)
+{
+	const struct grant_def *d = grant_builtin(name);
+	struct buf *known;
+
+	if (d != NULL) {
+		credcopy_grant_from_builtin(d, out);
+		return 0;
+	}
+	for (size_t i = 0; i < nextra; i++)
+		if (extra[i].name != NULL && strcmp(extra[i].name, name) == 0) {
+			credcopy_grant_from_config(&extra[i], out);
+			return 0;
+		}
+	known = buf_new(CREDCOPY_TEXT_MAX_BYTES);
+	if (known == NULL || buf_append_str(known, grant_builtin_names()) == -1)
+		fatalx("%s: out of memory", __func__);
+	for (size_t i = 0; i < nextra; i++)
+		if (extra[i].name != NULL)
+			(void)buf_printf(known, ", %s", extra[i].name);
+	xasprintf(err, "unknown grant '%s' (known: %s)", name, buf_data(known));
+	buf_free(known);
+	return -1;
+}
+
+/* ---- the child: setting up ---- */
+
+/* Closes every descriptor from 3 up but the N in KEEP (ascending). */
+static void
+credcopy_close_others(const int *keep, size_t n)
+{
+	unsigned lo = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		if (keep[i] < 0 || (unsigned)keep[i] < lo)
+			continue;
+		if ((unsigned)keep[i] > lo)
+			close_range(lo, (unsigned)keep[i] - 1, 0);
+		lo = (unsigned)keep[i] + 1;
+	}
+	close_range(lo, ~0U, 0);
+}
+
+static void
+credcopy_sort3(int *a)
+{
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (a[j] < a[i]) {
+				int t = a[i];
+				a[i] = a[j];
+				a[j] = t;
+			}
+}
+
+/* Becomes UID:GID for good, with the primary group only. Why: every file
+ * the child opens or removes is then checked by the kernel as run_as's, so
+ * a link or a swapped folder cannot make it reach what run_as could not. */
+static int
+credcopy_drop(uid_t uid, gid_t gid)
+{
+	if (setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1)
+		return -1;
+	if (setresuid(0, 0, 0) != -1 || geteuid() != uid || getegid() != gid)
+		return -1;
+	/* Not dumpable: run_as may not ptrace the child for the monitor's memory. */
+	if (prctl(PR_SET_DUMPABLE, 0) == -1)
+		return -1;
+	umask(077);
+	return 0;
+}
+
+static void
+credcopy_report(int fd, char type, const char *a, const char *b)
+{
+	struct iovec v[5];
+	int n = 0;
+
+	v[n].iov_base = &type;
+	v[n++].iov_len = 1;
+	if (a != NULL) {
+		v[n].iov_base = (void *)(uintptr_t)a;
+		v[n++].iov_len = strlen(a) + 1;
+	}
+	if (b != NULL) {
+		v[n].iov_base = (void *)(uintptr_t)b;
+		v[n++].iov_len = strlen(b) + 1;
+	}
+	/* A short write shows as a malformed report: the parent refuses it. */
+	(void)!writev(fd, v, n);
+}
+
+static void credcopy_child_fail(struct credcopy_child *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+/* Reports the failure and ends the child: the whole copy is refused. */
+static void
+credcopy_child_fail(struct credcopy_child *c, const char *fmt, ...)
+{
+	char msg[CREDCOPY_MSG_MAX_BYTES];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	credcopy_report(c->report_fd, REC_ERROR, msg, NULL);
+	_exit(1);
+}
+
+static void
+credcopy_note_skip(struct credcopy_child *c, const char *rel, const char *why)
+{
+	if (c->first_skip[0] == '\0')
+		snprintf(c->first_skip, sizeof(c->first_skip), "%s: %s", rel, why);
+	credcopy_report(c->report_fd, REC_SKIPPED, rel, why);
+}
+
+/* The reason an open or stat of REL failed with ERRNO_, as a skip. */
+static void
+credcopy_skip_errno(struct credcopy_child *c, const char *rel, int errno_)
+{
+	if (errno_ == ENOENT && c->quiet_missing)
+		return;
+	if (errno_ == ENOENT)
+		credcopy_note_skip(c, rel, "not in the home");
+	else if (errno_ == ELOOP || errno_ == EXDEV)
+		credcopy_note_skip(c, rel, "a symbolic link on its way (links are never followed)");
+	else if (errno_ == EACCES || errno_ == EPERM)
+		credcopy_note_skip(c, rel, "run_as may not read it");
+	else if (errno_ == ENOTDIR)
+		credcopy_note_skip(c, rel, "a file where a folder should be");
+	else
+		credcopy_note_skip(c, rel, strerror(errno_));
+}
+
+/* ---- the child: copying ---- */
+
+static bool
+credcopy_is_private_key(const char *head, size_t len)
+{
+	const char *nl = memchr(head, '\n', len);
+	size_t line = nl != NULL ? (size_t)(nl - head) : len;
+
+	return line > 11 && memcmp(head, "-----BEGIN ", 11) == 0 &&
+	    memmem(head, line, "PRIVATE KEY-----", 16) != NULL;
+}
+
+/* Remembers NAME, a private key directly in .ssh, for the config block. */
+static void
+credcopy_note_key(struct credcopy_child *c, const char *name, const char *head, size_t len)
+{
+	if (!c->ssh_top || !credcopy_is_private_key(head, len) || c->nkeys == CREDCOPY_KEYS_MAX ||
+	    !credcopy_plain_text(name) || strlen(name) > NAME_MAX)
+		return;
+	strcpy(c->keys[c->nkeys++], name);
+}
+
+/* Copies IN to OUT within the grant's byte budget; the first bytes to HEAD. */
+static void
+credcopy_copy_bytes(struct credcopy_child *c, int in, int out, const char *rel, char *head, size_t *hlen)
+{
+	char buf[CREDCOPY_IO_BYTES];
+	ssize_t n;
+
+	*hlen = 0;
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			credcopy_child_fail(c, "grant %s: cannot read %s: %s", c->grant, rel, strerror(errno));
+		if ((c->bytes += (size_t)n) > c->bytes_max)
+			credcopy_child_fail(c, "grant %s: copies more than %zu bytes (the limit per grant), at %s",
+			    c->grant, c->bytes_max, rel);
+		if (*hlen < CREDCOPY_KEY_PEEK_BYTES) {
+			size_t k = (size_t)n < CREDCOPY_KEY_PEEK_BYTES - *hlen ? (size_t)n :
+			    CREDCOPY_KEY_PEEK_BYTES - *hlen;
+			memcpy(head + *hlen, buf, k);
+			*hlen += k;
+		}
+		if (write(out, buf, (size_t)n) != n)
+			credcopy_child_fail(c, "grant %s: cannot write the copy of %s", c->grant, rel);
+	}
+	explicit_bzero(buf, sizeof(buf));
+}
+
+/* Copies the regular file NAME of SRC into DST (REL in reports). */
+static void
+credcopy_copy_file(struct credcopy_child *c, int src, int dst, const char *name, const char *rel)
+{
+	char head[CREDCOPY_KEY_PEEK_BYTES];
+	struct stat st;
+	size_t hlen;
+	int in, out;
+
+	/* O_NONBLOCK and O_NOCTTY: a FIFO or a terminal swapped in after the
+	 * stat must neither block nor change anything; fstat then skips it. */
+	if ((in = credcopy_openat2(src, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0)) == -1) {
+		credcopy_skip_errno(c, rel, errno);
+		return;
+	}
+	if (fstat(in, &st) == -1 || !S_ISREG(st.st_mode)) {
+		credcopy_note_skip(c, rel, "not a regular file");
+		close(in);
+		return;
+	}
+	out = credcopy_openat2(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, CREDCOPY_FILE_MODE);
+	if (out == -1 && errno == EEXIST) {
+		credcopy_note_skip(c, rel, "already copied by an earlier grant");
+		close(in);
+		return;
+	}
+	if (out == -1 || fchmod(out, CREDCOPY_FILE_MODE) == -1)
+		credcopy_child_fail(c, "grant %s: cannot create the copy of %s: %s", c->grant, rel,
+		    strerror(errno));
+	if (++c->files > c->files_max)
+		credcopy_child_fail(c, "grant %s: copies more than %zu files (the limit per grant), at %s",
+		    c->grant, c->files_max, rel);
+	credcopy_copy_bytes(c, in, out, rel, head, &hlen);
+	close(in);
+	if (close(out) == -1)
+		credcopy_child_fail(c, "grant %s: cannot write the copy of %s", c->grant, rel);
+	credcopy_note_key(c, name, head, hlen);
+	explicit_bzero(head, sizeof(head));
+	credcopy_report(c->report_fd, REC_COPIED, rel, NULL);
+}
+
+/* The folder NAME in DST, made 0700 when missing; its descriptor. */
+static int
+credcopy_dst_dir(struct credcopy_child *c, int dst, const char *name, const char *rel)
+{
+	int fd;
+
+	if (mkdirat(dst, name, CREDCOPY_DIR_MODE) == -1 && errno != EEXIST)
+		credcopy_child_fail(c, "grant %s: cannot make the folder %s in the copy: %s", c->grant,
+		    rel, strerror(errno));
+	if ((fd = credcopy_openat2(dst, name, O_RDONLY | O_DIRECTORY, 0)) == -1)
+		credcopy_child_fail(c, "grant %s: cannot open the folder %s in the copy: %s", c->grant,
+		    rel, strerror(errno));
+	return fd;
+}
+
+static void credcopy_copy_entry(struct credcopy_child *c, int src, int dst, const char *name,
+    const char *rel, int depth);
+
+/* Copies what the folder NAME of SRC holds into the folder of the same
+ * name in DST, DEPTH folders below the granted path. */
+static void
+credcopy_copy_dir(struct credcopy_child *c, int src, int dst, const char *name, const char *rel, int depth)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	int in, out;
+	DIR *d;
+
+	if (depth > CREDCOPY_DEPTH_MAX)
+		credcopy_child_fail(c, "grant %s: %s is more than %d folders deep (the limit)", c->grant,
+		    rel, CREDCOPY_DEPTH_MAX);
+	if ((in = credcopy_openat2(src, name, O_RDONLY | O_DIRECTORY, 0)) == -1) {
+		credcopy_skip_errno(c, rel, errno);
+		return;
+	}
+	if ((d = fdopendir(in)) == NULL)
+		credcopy_child_fail(c, "grant %s: cannot read %s: %s", c->grant, rel, strerror(errno));
+	out = credcopy_dst_dir(c, dst, name, rel);
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >= (int)sizeof(sub))
+			credcopy_child_fail(c, "grant %s: a path under %s is too long", c->grant, rel);
+		c->ssh_top = strcmp(c->grant, "ssh") == 0 && depth == 0;
+		credcopy_copy_entry(c, dirfd(d), out, de->d_name, sub, depth + 1);
+	}
+	if (errno != 0)
+		credcopy_child_fail(c, "grant %s: cannot read %s: %s", c->grant, rel, strerror(errno));
+	closedir(d);
+	close(out);
+}
+
+/* Copies NAME of SRC (a file or a folder) into DST; anything else is skipped. */
+static void
+credcopy_copy_entry(struct credcopy_child *c, int src, int dst, const char *name, const char *rel,
+    int depth)
+{
+	struct stat st;
+
+	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		credcopy_skip_errno(c, rel, errno);
+		return;
+	}
+	/* Why: a link may lead out of the granted folder, to what run_as may
+	 * read but did not grant; it is never followed, never copied. */
+	if (S_ISLNK(st.st_mode))
+		credcopy_note_skip(c, rel, "a symbolic link (links are never followed)");
+	else if (S_ISDIR(st.st_mode))
+		credcopy_copy_dir(c, src, dst, name, rel, depth);
+	else if (S_ISREG(st.st_mode))
+		credcopy_copy_file(c, src, dst, name, rel);
+	else
+		credcopy_note_skip(c, rel, "not a regular file (a socket, FIFO or device)");
+}
+
+/* The folder REL (made 0700, component by component) in the copy. */
+static int
+credcopy_dst_parents(struct credcopy_child *c, const char *rel)
+{
+	char part[PATH_MAX];
+	const char *p = rel;
+	int fd = dup(c->spec->dst_home_fd), next;
+
+	if (fd == -1)
+		credcopy_child_fail(c, "cannot use the sandbox's home: %s", strerror(errno));
+	while (*p != '\0') {
+		size_t n = strcspn(p, "/");
+
+		memcpy(part, p, n);
+		part[n] = '\0';
+		next = credcopy_dst_dir(c, fd, part, rel);
+		close(fd);
+		fd = next;
+		p += n + (p[n] == '/');
+	}
+	return fd;
+}
+
+/* Copies the granted path REL (a file or a folder) of the home. */
+static void
+credcopy_copy_path(struct credcopy_child *c, const char *rel)
+{
+	char parent[PATH_MAX];
+	const char *slash = strrchr(rel, '/');
+	const char *name = slash != NULL ? slash + 1 : rel;
+	int src = c->spec->src_home_fd, dst;
+	struct stat st;
+
+	snprintf(parent, sizeof(parent), "%.*s", slash != NULL ? (int)(slash - rel) : 0, rel);
+	if (slash != NULL && (src = credcopy_openat2(src, parent, O_PATH | O_DIRECTORY, 0)) == -1) {
+		credcopy_skip_errno(c, rel, errno);
+		return;
+	}
+	if (fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
+		credcopy_skip_errno(c, rel, errno);
+	} else {
+		dst = credcopy_dst_parents(c, parent);
+		credcopy_copy_entry(c, src, dst, name, rel, 0);
+		close(dst);
+	}
+	if (slash != NULL)
+		close(src);
+}
+
+/* Writes FD's text S whole, or ends the copy. */
+static void
+credcopy_write_all(struct credcopy_child *c, int fd, const char *s, size_t len)
+{
+	if (write(fd, s, len) != (ssize_t)len)
+		credcopy_child_fail(c, "grant ssh: cannot write .ssh/config in the copy: %s",
+		    strerror(errno));
+}
+
+/* The block at the top of the copy's .ssh/config: ssh takes ~ from the
+ * password file (the real home, not visible inside), so every file is
+ * named by its absolute path in the copy. */
+static void
+credcopy_ssh_block(struct credcopy_child *c, int out)
+{
+	const char *home = c->spec->dst_home_path;
+	char line[PATH_MAX + NAME_MAX + 64];
+
+	snprintf(line, sizeof(line), "# Written by corral: the keys and known_hosts copied "
+	    "for this sandbox.\nHost *\n\tUserKnownHostsFile %s/.ssh/known_hosts\n", home);
+	credcopy_write_all(c, out, line, strlen(line));
+	for (size_t i = 0; i < c->nkeys; i++) {
+		snprintf(line, sizeof(line), "\tIdentityFile %s/.ssh/%s\n", home, c->keys[i]);
+		credcopy_write_all(c, out, line, strlen(line));
+	}
+	credcopy_write_all(c, out, "\n", 1);
+}
+
+/* Writes <copy>/.ssh/config: corral's block, then the user's own config. */
+static void
+credcopy_ssh_config(struct credcopy_child *c)
+{
+	char buf[CREDCOPY_IO_BYTES];
+	int ssh, out, old;
+	ssize_t n;
+
+	if ((ssh = credcopy_openat2(c->spec->dst_home_fd, ".ssh", O_RDONLY | O_DIRECTORY, 0)) == -1)
+		return;
+	(void)unlinkat(ssh, CREDCOPY_SSH_CONFIG_TMP, 0);
+	out = credcopy_openat2(ssh, CREDCOPY_SSH_CONFIG_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+	    CREDCOPY_FILE_MODE);
+	if (out == -1)
+		credcopy_child_fail(c, "grant ssh: cannot write .ssh/config in the copy: %s", strerror(errno));
+	credcopy_ssh_block(c, out);
+	if ((old = credcopy_openat2(ssh, "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0)) != -1) {
+		credcopy_write_all(c, out, CREDCOPY_SSH_OWN, strlen(CREDCOPY_SSH_OWN));
+		while ((n = read(old, buf, sizeof(buf))) > 0)
+			credcopy_write_all(c, out, buf, (size_t)n);
+		close(old);
+	}
+	if (close(out) == -1 || renameat(ssh, CREDCOPY_SSH_CONFIG_TMP, ssh, "config") == -1)
+		credcopy_child_fail(c, "grant ssh: cannot write .ssh/config in the copy: %s", strerror(errno));
+	close(ssh);
+}
+
+/* Copies one grant's paths. */
+static void
+credcopy_copy_grant(struct credcopy_child *c, const struct credcopy_grant *g)
+{
+	c->grant = g->name;
+	c->files = c->bytes = 0;
+	c->nkeys = 0;
+	c->quiet_missing = c->ssh_top = false;
+	c->first_skip[0] = '\0';
+	credcopy_report(c->report_fd, REC_GRANT, g->name, NULL);
+	for (size_t i = 0; i < g->npaths; i++)
+		credcopy_copy_path(c, g->paths[i]);
+	/* Refused rather than skipped: the grant was asked for by name, and a
+	 * sandbox quietly started without it fails later, far from the cause. */
+	if (g->npaths > 0 && c->files == 0)
+		credcopy_child_fail(c, "grant %s: nothing to copy from the home (%s)", g->name,
+		    c->first_skip[0] != '\0' ? c->first_skip : "its folders are empty");
+	if (strcmp(g->name, "ssh") == 0)
+		credcopy_ssh_config(c);
+}
+
+/* The child of credcopy_copy(): as run_as, copies and reports, then exits. */
+static void
+credcopy_copy_child(const struct credcopy_spec *spec, int report_fd)
+{
+	struct credcopy_child c = { .spec = spec, .report_fd = report_fd };
+
+	c.files_max = spec->files_max != 0 ? spec->files_max : CREDCOPY_FILES_MAX;
+	c.bytes_max = spec->bytes_max != 0 ? spec->bytes_max : CREDCOPY_GRANT_MAX_BYTES;
+	if (credcopy_drop(spec->uid, spec->gid) == -1)
+		credcopy_child_fail(&c, "cannot become uid %u gid %u to copy the credentials: %s",
+		    (unsigned)spec->uid, (unsigned)spec->gid, strerror(errno));
+	for (size_t i = 0; i < spec->ngrants; i++)
+		credcopy_copy_grant(&c, &spec->grants[i]);
+	c.grant = CREDCOPY_GITCONFIG_NAME;
+	c.files = c.bytes = 0;
+	c.quiet_missing = true;
+	c.ssh_top = false;
+	credcopy_report(report_fd, REC_GRANT, CREDCOPY_GITCONFIG_NAME, NULL);
+	credcopy_copy_path(&c, ".gitconfig");
+	credcopy_report(report_fd, REC_DONE, NULL, NULL);
+	_exit(0);
+}
+
+/* ---- the child: deleting ---- */
+
+/* The state of the deleting child. */
+struct credcopy_deleting {
+	int report_fd;
+	int failures;
+	char first[CREDCOPY_MSG_MAX_BYTES];     /* the first failure */
+};
+
+static void
+credcopy_clear_fail(struct credcopy_deleting *k, const char *name, const char *what)
+{
+	if (k->failures++ == 0)
+		snprintf(k->first, sizeof(k->first), "cannot remove %s from the sandbox's home: %s",
+		    name, what);
+}
+
+static int credcopy_clear_dir(struct credcopy_deleting *k, int fd, int depth);
+
+/* OK, noting the failure (errno) when it is false. */
+static bool
+credcopy_clear_result(struct credcopy_deleting *k, const char *name, bool ok)
+{
+	if (!ok)
+		credcopy_clear_fail(k, name, strerror(errno));
+	return ok;
+}
+
+/* Removes the entry NAME of FD; a folder after what it holds. */
+static bool
+credcopy_clear_entry(struct credcopy_deleting *k, int fd, const char *name, int depth)
+{
+	struct stat st;
+	int sub;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return credcopy_clear_result(k, name, errno == ENOENT);
+	if (!S_ISDIR(st.st_mode))
+		return credcopy_clear_result(k, name, unlinkat(fd, name, 0) == 0 || errno == ENOENT);
+	if (depth >= CREDCOPY_DELETE_DEPTH_MAX) {
+		credcopy_clear_fail(k, name, "folders nested too deep");
+		return false;
+	}
+	/* A folder run_as made unreadable is its own: it may open it again. */
+	(void)!fchmodat(fd, name, CREDCOPY_DIR_MODE, AT_SYMLINK_NOFOLLOW);
+	if ((sub = credcopy_openat2(fd, name, O_RDONLY | O_DIRECTORY, 0)) == -1)
+		return credcopy_clear_result(k, name, false);
+	credcopy_clear_dir(k, sub, depth + 1);
+	close(sub);
+	return credcopy_clear_result(k, name, unlinkat(fd, name, AT_REMOVEDIR) == 0);
+}
+
+/* Empties the folder FD; 0 when nothing is left in it. */
+static int
+credcopy_clear_dir(struct credcopy_deleting *k, int fd, int depth)
+{
+	bool again = true, left = false;
+	struct dirent *de;
+	DIR *d;
+	int dupfd;
+
+	for (int pass = 0; again && pass < CREDCOPY_DELETE_PASSES; pass++) {
+		if ((dupfd = dup(fd)) == -1 || (d = fdopendir(dupfd)) == NULL) {
+			if (dupfd != -1)
+				close(dupfd);
+			credcopy_clear_fail(k, ".", strerror(errno));
+			return -1;
+		}
+		again = left = false;
+		while ((de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+				continue;
+			if (credcopy_clear_entry(k, fd, de->d_name, depth))
+				again = true;
+			else
+				left = true;
+		}
+		closedir(d);
+	}
+	return left ? -1 : 0;
+}
+
+/* The child of credcopy_clear(). */
+static void
+credcopy_clear_child(uid_t uid, gid_t gid, int home_fd, int report_fd)
+{
+	struct credcopy_deleting k = { .report_fd = report_fd };
+	struct credcopy_child c = { .report_fd = report_fd };
+
+	if (credcopy_drop(uid, gid) == -1)
+		credcopy_child_fail(&c, "cannot become uid %u gid %u to delete the copies: %s",
+		    (unsigned)uid, (unsigned)gid, strerror(errno));
+	if (credcopy_clear_dir(&k, home_fd, 0) == -1 || k.failures > 0)
+		credcopy_child_fail(&c, "%s", k.first);
+	credcopy_report(report_fd, REC_DONE, NULL, NULL);
+	_exit(0);
+}
+
+/* ---- the parent ---- */
+
+static uint64_t
+credcopy_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Reads the child's report from FD into B until it closes, or the deadline. */
+static int
+credcopy_read_report(int fd, struct buf *b, unsigned timeout_ms, char **err)
+{
+	uint64_t deadline = credcopy_now_ms() + timeout_ms, now;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char chunk[4096];
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if ((now = credcopy_now_ms()) >= deadline ||
+		    (r = poll(&p, 1, (int)(deadline - now))) == 0) {
+			xasprintf(err, "copying the credentials took longer than %u ms", timeout_ms);
+			return -1;
+		}
+		if (r == -1 && errno == EINTR)
+			continue;
+		if ((n = read(fd, chunk, sizeof(chunk))) == 0)
+			return 0;
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == -1 || buf_append(b, chunk, (size_t)n) == -1) {
+			xasprintf(err, "the credential copier's report is too long or unreadable");
+			return -1;
+		}
+	}
+}
+
+/* Runs FN(ARG, report fd) in a child and collects its report into *OUT
+ * (buf_free() it). The child is killed at the deadline. */
+static int
+credcopy_run_child(void (*fn)(const void *, int), const void *arg, const int keep[2],
+    unsigned timeout_ms, struct buf **out, char **err)
+{
+	int fds[2], status, r;
+	int kept[3];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) == -1) {
+		xasprintf(err, "cannot start the credential copier: %s", strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) == -1) {
+		xasprintf(err, "cannot start the credential copier: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		/* Why: the monitor's descriptors (netlink, BPF maps, other
+		 * sandboxes' channels) must not reach a process running as run_as. */
+		kept[0] = keep[0], kept[1] = keep[1], kept[2] = fds[1];
+		credcopy_sort3(kept);
+		credcopy_close_others(kept, 3);
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fn(arg, fds[1]);
+		_exit(1);
+	}
+	close(fds[1]);
+	*out = buf_new(CREDCOPY_REPORT_MAX_BYTES);
+	if (*out == NULL)
+		fatalx("%s: out of memory", __func__);
+	buf_set_secret(*out);
+	r = credcopy_read_report(fds[0], *out, timeout_ms, err);
+	close(fds[0]);
+	if (r == -1)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	return r;
+}
+
+static void
+credcopy_copy_trampoline(const void *arg, int fd)
+{
+	credcopy_copy_child(arg, fd);
+}
+
+/* The arguments of the deleting child. */
+struct credcopy_clear_args {
+	uid_t uid;
+	gid_t gid;
+	int home_fd;
+};
+
+static void
+credcopy_clear_trampoline(const void *arg, int fd)
+{
+	const struct credcopy_clear_args *a = arg;
+
+	credcopy_clear_child(a->uid, a->gid, a->home_fd, fd);
+}
+
+/* The next field of the report at *P (before END); NULL when malformed. */
+static const char *
+credcopy_field(const char **p, const char *end)
+{
+	const char *s = *p;
+	const char *nul = memchr(s, '\0', (size_t)(end - s));
+
+	if (s >= end || nul == NULL)
+		return NULL;
+	*p = nul + 1;
+	return s;
+}
+
+static struct credcopy_applied *
+credcopy_applied_new(struct credcopy_result *r, const char *name)
+{
+	struct credcopy_applied *a;
+
+	r->grants = xreallocarray(r->grants, r->ngrants + 1, sizeof(*r->grants));
+	a = &r->grants[r->ngrants++];
+	memset(a, 0, sizeof(*a));
+	a->name = xstrdup(name);
+	return a;
+}
+
+static void
+credcopy_push(char ***list, size_t *n, const char *s)
+{
+	*list = xreallocarray(*list, *n + 1, sizeof(**list));
+	(*list)[(*n)++] = xstrdup(s);
+}
+
+/* One record at *P into R; -1 when malformed, 1 for the end, 2 for an error. */
+static int
+credcopy_parse_record(const char **p, const char *end, struct credcopy_result *r, char **err)
+{
+	struct credcopy_applied *a = r->ngrants > 0 ? &r->grants[r->ngrants - 1] : NULL;
+	char type = **p;
+	const char *x, *y;
+
+	(*p)++;
+	switch (type) {
+	case REC_DONE:
+		return 1;
+	case REC_ERROR:
+		if ((x = credcopy_field(p, end)) == NULL)
+			return -1;
+		xasprintf(err, "%s", x);
+		return 2;
+	case REC_GRANT:
+		if ((x = credcopy_field(p, end)) == NULL)
+			return -1;
+		credcopy_applied_new(r, x);
+		return 0;
+	case REC_COPIED:
+		if (a == NULL || (x = credcopy_field(p, end)) == NULL)
+			return -1;
+		credcopy_push(&a->copied, &a->ncopied, x);
+		return 0;
+	case REC_SKIPPED:
+		if (a == NULL || (x = credcopy_field(p, end)) == NULL || (y = credcopy_field(p, end)) == NULL)
+			return -1;
+		a->skipped = xreallocarray(a->skipped, a->nskipped + 1, sizeof(*a->skipped));
+		a->skipped[a->nskipped].path = xstrdup(x);
+		a->skipped[a->nskipped++].reason = xstrdup(y);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* The child's report B into R: 0 when it finished, else -1 with *ERR. */
+static int
+credcopy_parse_report(const struct buf *b, struct credcopy_result *r, char **err)
+{
+	const char *p = buf_data(b), *end = p + buf_len(b);
+	int rc = 0;
+
+	while (p < end && (rc = credcopy_parse_record(&p, end, r, err)) == 0)
+		;
+	if (rc == 1 && p == end)
+		return 0;
+	if (rc != 2)
+		xasprintf(err, "the credential copier stopped without finishing");
+	return -1;
+}
+
+/* VALUE with every ${HOME} replaced by HOME, malloc'd; NULL when too long. */
+static char *
+credcopy_expand(const char *value, const char *home)
+{
+	struct buf *b = buf_new(CREDCOPY_TEXT_MAX_BYTES);
+	const char *p = value, *hit;
+	char *s = NULL;
+
+	if (b == NULL)
+		fatalx("%s: out of memory", __func__);
+	while ((hit = strstr(p, GRANT_HOME_VAR)) != NULL) {
+		if (buf_append(b, p, (size_t)(hit - p)) == -1 || buf_append_str(b, home) == -1)
+			goto done;
+		p = hit + strlen(GRANT_HOME_VAR);
+	}
+	if (buf_append_str(b, p) == 0 && (s = buf_steal(b, NULL)) == NULL)
+		fatalx("%s: out of memory", __func__);
+done:
+	buf_free(b);
+	return s;
+}
+
+/* Adds "NAME=VALUE" (expanded) to R's env, replacing an earlier NAME. */
+static int
+credcopy_env_add(struct credcopy_result *r, const char *kv, const char *home, char **err)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen = eq != NULL ? (size_t)(eq - kv) + 1 : 0;
+	char *s;
+
+	if (klen <= 1) {
+		xasprintf(err, "a grant's env entry '%s' is not NAME=VALUE", kv);
+		return -1;
+	}
+	if ((s = credcopy_expand(kv, home)) == NULL) {
+		xasprintf(err, "a grant's env entry '%.*s...' is too long once ${HOME} is written out",
+		    (int)klen, kv);
+		return -1;
+	}
+	for (size_t i = 0; i < r->nenv; i++)
+		if (strncmp(r->env[i], kv, klen) == 0) {
+			free(r->env[i]);
+			r->env[i] = s;
+			return 0;
+		}
+	if (r->nenv == CREDCOPY_ENV_MAX) {
+		free(s);
+		xasprintf(err, "the grants set more than %d variables (the limit)", CREDCOPY_ENV_MAX);
+		return -1;
+	}
+	r->env = xreallocarray(r->env, r->nenv + 1, sizeof(*r->env));
+	r->env[r->nenv++] = s;
+	return 0;
+}
+
+/* The hosts and env of the grants into R, whose grants the report made. */
+static int
+credcopy_add_grant_facts(const struct credcopy_spec *spec, struct credcopy_result *r, char **err)
+{
+	for (size_t i = 0; i < spec->ngrants && i < r->ngrants; i++) {
+		const struct credcopy_grant *g = &spec->grants[i];
+
+		for (size_t j = 0; j < g->nhosts; j++)
+			credcopy_push(&r->grants[i].hosts, &r->grants[i].nhosts, g->hosts[j]);
+		for (size_t j = 0; j < g->nenv; j++)
+			if (credcopy_env_add(r, g->env[j], spec->dst_home_path, err) == -1)
+				return -1;
+	}
+	return 0;
+}
+
+/* Drops the "gitconfig" entry when there was no .gitconfig to speak of. */
+static void
+credcopy_drop_empty_gitconfig(struct credcopy_result *r)
+{
+	struct credcopy_applied *a = r->ngrants > 0 ? &r->grants[r->ngrants - 1] : NULL;
+
+	if (a == NULL || strcmp(a->name, CREDCOPY_GITCONFIG_NAME) != 0 ||
+	    a->ncopied + a->nskipped > 0)
+		return;
+	free(a->name);
+	r->ngrants--;
+}
+
+/* Checks SPEC before anything runs; -1 with *ERR naming what is wrong. */
+static int
+credcopy_check_spec(const struct credcopy_spec *spec, char **err)
+{
+	const char *home = spec->dst_home_path;
+
+	if (spec->uid == 0 || spec->gid == 0)
+		xasprintf(err, "credentials are never copied as root (uid %u gid %u)",
+		    (unsigned)spec->uid, (unsigned)spec->gid);
+	else if (home == NULL || home[0] != '/' || strlen(home) >= PATH_MAX / 2 ||
+	    !credcopy_plain_text(home))
+		xasprintf(err, "the sandbox's home path must be absolute and made of letters, digits "
+		    "and / . _ + @ - only");
+	else if (spec->ngrants > CREDCOPY_GRANTS_MAX)
+		xasprintf(err, "too many grants (%zu; the limit is %d)", spec->ngrants,
+		    CREDCOPY_GRANTS_MAX);
+	else if (spec->src_home_fd < 0 || spec->dst_home_fd < 0)
+		xasprintf(err, "the homes must be given as open folders");
+	else
+		for (size_t i = 0; i < spec->ngrants; i++)
+			for (size_t j = 0; j < spec->grants[i].npaths; j++)
+				if (!credcopy_relative_path(spec->grants[i].paths[j])) {
+					xasprintf(err, "grant %s: path '%s' must be relative to the home, "
+					    "without . or .. parts", spec->grants[i].name,
+					    spec->grants[i].paths[j]);
+					return -1;
+				}
+	return *err != NULL ? -1 : 0;
+}
+
+int
+credcopy_copy(const struct credcopy_spec *spec, struct credcopy_result **out, char **err)
+{
+	int keep[2] = { spec->src_home_fd, spec->dst_home_fd };
+	struct credcopy_result *r = NULL;
+	struct buf *report = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	*err = NULL;
+	if (credcopy_check_spec(spec, err) == -1)
+		goto done;
+	if (credcopy_run_child(credcopy_copy_trampoline, spec, keep,
+	    spec->timeout_ms != 0 ? spec->timeout_ms : CREDCOPY_TIMEOUT_MS, &report, err) == -1)
+		goto done;
+	r = xcalloc(1, sizeof(*r));
+	if (credcopy_parse_report(report, r, err) == -1 || credcopy_add_grant_facts(spec, r, err) == -1)
+		goto done;
+	credcopy_drop_empty_gitconfig(r);
+	*out = r;
+	r = NULL;
+	rc = 0;
+done:
+	credcopy_result_free(r);
+	buf_free(report);
+	return rc;
+}
+
+int
+credcopy_clear(uid_t uid, gid_t gid, int home_fd, unsigned timeout_ms, char **err)
+{
+	struct credcopy_clear_args a = { uid, gid, home_fd };
+	int keep[2] = { home_fd, -1 };
+	struct credcopy_result *r = xcalloc(1, sizeof(*r));
+	struct buf *report = NULL;
+	int rc = -1;
+
+	*err = NULL;
+	if (uid == 0 || gid == 0)
+		xasprintf(err, "the copies are never deleted as root (uid %u gid %u)", (unsigned)uid,
+		    (unsigned)gid);
+	else if (credcopy_run_child(credcopy_clear_trampoline, &a, keep,
+	    timeout_ms != 0 ? timeout_ms : CREDCOPY_TIMEOUT_MS, &report, err) == 0)
+		rc = credcopy_parse_report(report, r, err);
+	credcopy_result_free(r);
+	buf_free(report);
+	return rc;
+}
+
+/* ---- the result ---- */
+
+static void
+credcopy_json_strings(struct json *j, const char *key, char *const *list, size_t n)
+{
+	json_key(j, key);
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++)
+		json_string(j, list[i]);
+	json_array_end(j);
+}
+
+void
+credcopy_result_json(const struct credcopy_result *r, struct json *j)
+{
+	json_array_begin(j);
+	for (size_t i = 0; r != NULL && i < r->ngrants; i++) {
+		const struct credcopy_applied *a = &r->grants[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "name", a->name);
+		credcopy_json_strings(j, "hosts", a->hosts, a->nhosts);
+		credcopy_json_strings(j, "copied", a->copied, a->ncopied);
+		json_key(j, "skipped");
+		json_array_begin(j);
+		for (size_t k = 0; k < a->nskipped; k++) {
+			json_object_begin(j);
+			json_kv_string(j, "path", a->skipped[k].path);
+			json_kv_string(j, "reason", a->skipped[k].reason);
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void
+credcopy_free_strings(char **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+void
+credcopy_result_free(struct credcopy_result *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < r->ngrants; i++) {
+		struct credcopy_applied *a = &r->grants[i];
+
+		free(a->name);
+		credcopy_free_strings(a->hosts, a->nhosts);
+		credcopy_free_strings(a->copied, a->ncopied);
+		for (size_t k = 0; k < a->nskipped; k++) {
+			free(a->skipped[k].path);
+			free(a->skipped[k].reason);
+		}
+		free(a->skipped);
+	}
+	free(r->grants);
+	credcopy_free_strings(r->env, r->nenv);
+	free(r);
+}
