@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -35,6 +36,7 @@ static char top[TEST_TOP_MAX_BYTES];     /* the temporary folder */
 static char src[PATH_MAX], dst[PATH_MAX];
 static int src_fd = -1, dst_fd = -1;
 static int serial;
+static bool ready;                      /* root, and openat2 answers */
 
 /* ---- helpers ---- */
 
@@ -156,8 +158,10 @@ copy_ok(const char *const *names)
 	char *err = NULL;
 	struct credcopy_result *r = copy_grants(names, &err);
 
-	if (r == NULL)
+	if (r == NULL) {
 		print_error("copy failed: %s\n", err);
+		free(err);
+	}
 	assert_non_null(r);
 	return r;
 }
@@ -239,14 +243,28 @@ rm_tree(const char *path)
 
 /* ---- fixtures ---- */
 
+static void
+need_ready(void)
+{
+	if (!ready)
+		skip();
+}
+
 static int
 setup_all(void **state)
 {
 	(void)state;
+	/* valgrind 3.19 does not know openat2 and says ENOSYS. */
+	errno = 0;
+	if (syscall(SYS_openat2, -1, "", NULL, 0) == -1 && errno == ENOSYS) {
+		printf("# openat2 is not available (valgrind?): copying tests skipped\n");
+		return 0;
+	}
 	if (geteuid() != 0) {
 		printf("# the copier drops to another user: needs root\n");
 		return 0;
 	}
+	ready = true;
 	snprintf(top, sizeof(top), "/tmp/test-credcopy-XXXXXX");
 	if (mkdtemp(top) == NULL || chmod(top, 0755) == -1)
 		return -1;
@@ -267,8 +285,8 @@ static int
 setup(void **state)
 {
 	(void)state;
-	if (geteuid() != 0)
-		skip();
+	if (!ready)
+		return 0;
 	serial++;
 	snprintf(src, sizeof(src), "%s/src%d", top, serial);
 	snprintf(dst, sizeof(dst), "%s/dst%d", top, serial);
@@ -302,6 +320,7 @@ test_copied_files_are_0600_owned_by_run_as(void **state)
 	char text[TEST_TEXT_MAX_BYTES];
 
 	(void)state;
+	need_ready();
 	mk_home();
 	r = copy_ok(names);
 	assert_owned(".ssh/id_ed25519", 0600);
@@ -324,6 +343,7 @@ test_copied_folders_are_0700_owned_by_run_as(void **state)
 	char p[PATH_MAX];
 
 	(void)state;
+	need_ready();
 	mk_home();
 	path_in(p, src, ".config");
 	assert_int_equal(chmod(p, 0755), 0);
@@ -342,6 +362,7 @@ test_ssh_config_names_the_copied_identity_file(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	r = copy_ok(names);
 	read_text(dst, ".ssh/config", text);
@@ -364,6 +385,7 @@ test_ssh_config_keeps_the_users_own_after_the_block(void **state)
 	char *block, *own;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	mk_file(src, ".ssh/config", "Host work\n\tUser git\n");
 	r = copy_ok(names);
@@ -385,6 +407,7 @@ test_env_has_git_ssh_command_with_f_and_gh_config_dir(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	r = copy_ok(names);
 	snprintf(want, sizeof(want), "ssh -F %s/.ssh/config", dst);
@@ -404,6 +427,7 @@ test_each_grant_reports_its_hosts(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	r = copy_ok(names);
 	a = applied(r, "ssh");
@@ -425,6 +449,7 @@ test_gitconfig_is_copied_with_any_grant(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	r = copy_ok(names);
 	read_text(dst, ".gitconfig", text);
@@ -442,6 +467,7 @@ test_missing_gitconfig_is_not_reported(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
+	need_ready();
 	mk_dir(src, ".config");
 	mk_dir(src, ".config/gh");
 	mk_file(src, ".config/gh/hosts.yml", TEST_TOKEN);
@@ -460,6 +486,7 @@ test_symlink_key_pointing_outside_is_skipped_and_reported(void **state)
 	const char *why;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	/* Readable by run_as, but outside the granted folder. */
 	snprintf(outside, sizeof(outside), "%s/outside-key%d", top, serial);
@@ -482,6 +509,7 @@ test_symlink_to_a_file_run_as_cannot_read_is_not_copied(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	snprintf(secret, sizeof(secret), "secret%d", serial);
 	mk_file_as(top, secret, TEST_KEY, 0600, 0);
@@ -502,6 +530,7 @@ test_file_run_as_cannot_read_is_skipped_as_unreadable(void **state)
 	const char *why;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	/* Root could read it: the copier is not root. */
 	mk_file_as(src, ".ssh/id_root", TEST_KEY, 0600, 0);
@@ -521,6 +550,7 @@ test_symlinked_grant_folder_is_not_followed(void **state)
 	char *err;
 
 	(void)state;
+	need_ready();
 	mk_dir(src, "dotfiles");
 	mk_dir(src, "dotfiles/gh");
 	mk_file(src, "dotfiles/gh/hosts.yml", TEST_TOKEN);
@@ -544,6 +574,7 @@ test_fifo_is_skipped(void **state)
 	char p[PATH_MAX];
 
 	(void)state;
+	need_ready();
 	mk_home();
 	path_in(p, src, ".ssh/agent.fifo");
 	assert_int_equal(mkfifo(p, 0600), 0);
@@ -565,6 +596,7 @@ test_file_cap_is_enforced(void **state)
 	char *err = NULL;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	grant("ssh", &g);
 	s = spec_for(&g, 1);
@@ -585,6 +617,7 @@ test_byte_cap_is_enforced(void **state)
 	char *err = NULL;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	grant("gh", &g);
 	s = spec_for(&g, 1);
@@ -611,6 +644,7 @@ test_grant_with_nothing_to_copy_is_refused(void **state)
 	char *err;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	err = copy_fails(names);
 	assert_string_equal(err, "grant aws: nothing to copy from the home (.aws: not in the home)");
@@ -645,6 +679,7 @@ test_config_grant_copies_its_paths_and_expands_home_in_env(void **state)
 	char *err = NULL;
 
 	(void)state;
+	need_ready();
 	mk_dir(src, ".corp");
 	mk_file(src, ".corp/token", "t0k3n\n");
 	mk_file(src, ".corp/other", "not granted\n");
@@ -683,6 +718,7 @@ test_home_run_as_cannot_read_refuses_the_grant(void **state)
 	char *err;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	assert_int_equal(chown(src, 0, 0), 0);
 	err = copy_fails(names);
@@ -695,12 +731,14 @@ static void
 test_result_json_lists_copied_and_skipped(void **state)
 {
 	static const char *const names[] = { "gh", NULL };
-	struct json *j = json_new(TEST_JSON_MAX_BYTES);
 	struct credcopy_result *r;
+	struct json *j;
 	char p[PATH_MAX];
 	const char *text;
 
 	(void)state;
+	need_ready();
+	j = json_new(TEST_JSON_MAX_BYTES);
 	mk_home();
 	path_in(p, src, ".config/gh/sock");
 	assert_int_equal(mkfifo(p, 0600), 0);
@@ -727,6 +765,7 @@ test_clear_removes_everything_and_follows_no_link(void **state)
 	struct stat st;
 
 	(void)state;
+	need_ready();
 	mk_home();
 	r = copy_ok(names);
 	credcopy_result_free(r);
@@ -768,6 +807,7 @@ test_clear_reports_what_it_cannot_remove(void **state)
 	char *err = NULL;
 
 	(void)state;
+	need_ready();
 	/* A file root put in run_as's folder that run_as may not remove:
 	 * the folder is root's, so unlinking in it is refused. */
 	path_in(p, dst, "rootdir");
@@ -804,11 +844,11 @@ main(void)
 		T(test_grant_with_nothing_to_copy_is_refused),
 		cmocka_unit_test(test_unknown_grant_lists_the_known_ones),
 		T(test_config_grant_copies_its_paths_and_expands_home_in_env),
-		T(test_run_as_root_is_refused),
+		cmocka_unit_test(test_run_as_root_is_refused),
 		T(test_home_run_as_cannot_read_refuses_the_grant),
 		T(test_result_json_lists_copied_and_skipped),
 		T(test_clear_removes_everything_and_follows_no_link),
-		T(test_clear_as_root_is_refused),
+		cmocka_unit_test(test_clear_as_root_is_refused),
 		T(test_clear_reports_what_it_cannot_remove),
 	};
 
