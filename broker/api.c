@@ -468,27 +468,43 @@ api_remove_stale(const char *path)
 	return unlink(path);
 }
 
-struct api *
-api_new(struct daemon *d, const char *path)
+int
+api_listen(const char *path, gid_t group)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct api *a;
+	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		log_error("control socket path too long: %s", path);
-		return NULL;
+		return -1;
 	}
 	if (api_remove_stale(path) == -1)
-		return NULL;
+		return -1;
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	a = xcalloc(1, sizeof(*a));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, API_LISTEN_BACKLOG) == -1 || chmod(path, API_SOCKET_MODE) == -1 ||
+	    (group != (gid_t)-1 && chown(path, (uid_t)-1, group) == -1)) {
+		log_error("cannot listen on %s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct api *
+api_new(struct daemon *d, int fd, const char *path)
+{
+	struct api *a = xcalloc(1, sizeof(*a));
+
 	a->daemon = d;
 	a->path = xstrdup(path);
-	a->listener = evconnlistener_new_bind(d->base, api_on_accept, a,
-	    LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_CLOSE_ON_FREE, 64, (struct sockaddr *)&sun,
-	    sizeof(sun));
-	if (a->listener == NULL || chmod(path, API_SOCKET_MODE) == -1) {
-		log_error("cannot listen on %s: %s", path, strerror(errno));
+	a->listener = evconnlistener_new(d->base, api_on_accept, a,
+	    LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	if (a->listener == NULL) {
+		log_error("cannot serve %s", path);
+		close(fd);
 		api_free(a);
 		return NULL;
 	}
@@ -504,7 +520,9 @@ api_free(struct api *a)
 		api_conn_free(a->conns);
 	if (a->listener != NULL) {
 		evconnlistener_free(a->listener);
-		unlink(a->path);
+		/* Under the split the socket's folder is root's: the monitor
+		 * removes it when the broker is gone. */
+		(void)unlink(a->path);
 	}
 	free(a->path);
 	free(a);

@@ -18,8 +18,14 @@ struct daemon;
 #define API_IDLE_TIMEOUT_S 30           /* a connection that sends no whole request */
 #define API_SOCKET_MODE 0660
 
-/* Listens on PATH for D; NULL (logged) on failure. */
-struct api *api_new(struct daemon *d, const char *path);
+#define API_LISTEN_BACKLOG 64
+
+/* Makes the control socket at PATH (removing a stale one), mode 0660,
+ * group GROUP ((gid_t)-1: unchanged): done while root, before the drop.
+ * The listening descriptor, or -1 (logged). */
+int api_listen(const char *path, gid_t group);
+/* Serves the control socket FD (taken), made at PATH, for D; NULL (logged). */
+struct api *api_new(struct daemon *d, int fd, const char *path);
 /* Closes every connection and the socket, and removes it; NULL is fine. */
 void api_free(struct api *a);
 

@@ -18,6 +18,8 @@
 #define CONFIG_LOG_DIR_DEFAULT "/var/log/corral"
 #define CONFIG_PROFILES_DIR_DEFAULT "/etc/corral/profiles"
 #define CONFIG_MACHINE_ID_DEFAULT "local"
+#define CONFIG_USER_DEFAULT "corral"         /* the broker runs as this account */
+#define CONFIG_USER_MAX_BYTES 32
 #define CONFIG_MAX_SANDBOXES_DEFAULT 20
 #define CONFIG_POOL_DEFAULT "10.231.0.0/16"
 #define CONFIG_DNS_UPSTREAM_MAX 8
@@ -51,6 +53,7 @@ struct config {
 	char *log_dir;
 	char *profiles_dir;
 	char *machine_id;
+	char *user;                     /* the broker's account (default corral) */
 	unsigned max_sandboxes;
 	struct policy_cidr pool;
 	char **dns_upstream;            /* "ip[:port]"; none: the machine's resolv.conf */

@@ -96,7 +96,7 @@ struct raw_credential {
 
 struct raw_config {
 	const struct yamltree_node *root, *socket, *state_dir, *log_dir, *profiles_dir;
-	const struct yamltree_node *machine_id, *max_sandboxes;
+	const struct yamltree_node *machine_id, *max_sandboxes, *user;
 	const struct yamltree_node *network, *pool, *dns, *upstream;
 	const struct yamltree_node *egress, *allow_cidrs, *connect_timeout, *idle_timeout;
 	const struct yamltree_node *tunnels_per_sandbox, *handshake_timeout, *header_max, *tunnels;
@@ -116,6 +116,7 @@ static const struct yamltree_field config_top_fields[] = {
 	{ "profiles_dir", YAMLTREE_SCALAR, RAW(profiles_dir), false, NULL },
 	{ "machine_id", YAMLTREE_SCALAR, RAW(machine_id), false, NULL },
 	{ "max_sandboxes", YAMLTREE_SCALAR, RAW(max_sandboxes), false, NULL },
+	{ "user", YAMLTREE_SCALAR, RAW(user), false, NULL },
 	{ "network", YAMLTREE_MAPPING, RAW(network), true, NULL },
 	{ "dns", YAMLTREE_MAPPING, RAW(dns), true, NULL },
 	{ "egress", YAMLTREE_MAPPING, RAW(egress), true, NULL },
@@ -376,6 +377,26 @@ config_machine_id(struct yamltree_ctx *ctx, const struct yamltree_node *n, struc
 		return;
 	}
 	config_set(ctx, &cfg->machine_id, n->text);
+}
+
+/* The broker's user: a plain account name, looked up when corrald starts. */
+static void
+config_user(struct yamltree_ctx *ctx, const struct yamltree_node *n, struct config *cfg)
+{
+	struct yamltree_quoted q;
+	size_t i;
+
+	if (n == NULL)
+		return;
+	for (i = 0; i < n->len && (config_id_char(n->text[i]) && n->text[i] != '.'); i++)
+		;
+	if (n->len == 0 || n->len > CONFIG_USER_MAX_BYTES || i < n->len || n->text[0] == '-') {
+		yamltree_error_at(ctx, n, "user '%s' must be an account name: 1-%d letters, digits, "
+		    "'_' or '-', not starting with '-'", yamltree_quote(n->text, &q),
+		    CONFIG_USER_MAX_BYTES);
+		return;
+	}
+	config_set(ctx, &cfg->user, n->text);
 }
 
 /* ---- pass 3: addresses ---- */
@@ -873,6 +894,7 @@ config_validate(struct yamltree_ctx *ctx, const struct raw_config *raw, struct c
 
 	config_paths_all(ctx, raw, cfg);
 	config_machine_id(ctx, raw->machine_id, cfg);
+	config_user(ctx, raw->user, cfg);
 	config_numbers_all(ctx, raw, cfg);
 	before = ctx->nerrors;
 	config_pool(ctx, raw->pool, cfg);
@@ -898,6 +920,7 @@ config_new_default(void)
 	c->log_dir = strdup(CONFIG_LOG_DIR_DEFAULT);
 	c->profiles_dir = strdup(CONFIG_PROFILES_DIR_DEFAULT);
 	c->machine_id = strdup(CONFIG_MACHINE_ID_DEFAULT);
+	c->user = strdup(CONFIG_USER_DEFAULT);
 	c->host_proxy.listen = strdup(CONFIG_HOST_PROXY_LISTEN_DEFAULT);
 	c->host_proxy.profile = strdup(PROFILE_DEFAULT_NAME);
 	c->max_sandboxes = CONFIG_MAX_SANDBOXES_DEFAULT;
@@ -908,7 +931,8 @@ config_new_default(void)
 	c->max_tunnels_per_sandbox = PROXY_TUNNELS_PER_TENANT_DEFAULT;
 	c->max_tunnels = PROXY_TUNNELS_DEFAULT;
 	if (c->socket == NULL || c->state_dir == NULL || c->log_dir == NULL ||
-	    c->profiles_dir == NULL || c->machine_id == NULL || c->host_proxy.listen == NULL ||
+	    c->profiles_dir == NULL || c->machine_id == NULL || c->user == NULL ||
+	    c->host_proxy.listen == NULL ||
 	    c->host_proxy.profile == NULL ||
 	    policy_cidr_parse(CONFIG_POOL_DEFAULT, &c->pool) != POLICY_CIDR_OK) {
 		config_free(c);
@@ -935,6 +959,7 @@ config_free(struct config *c)
 	free(c->log_dir);
 	free(c->profiles_dir);
 	free(c->machine_id);
+	free(c->user);
 	config_strings_free(c->dns_upstream, c->ndns_upstream);
 	free(c->allow_cidrs);
 	for (size_t i = 0; i < c->ncredentials; i++) {

@@ -19,6 +19,8 @@
 
 #include "broker/conf.h"
 #include "broker/daemon.h"
+#include "broker/privsep.h"
+#include "broker/sandbox.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/addr.h"
@@ -138,12 +140,100 @@ corrald_open_ledger(struct daemon *d)
 {
 	char *path, *err = NULL;
 
-	if (corrald_mkdirs(d->cfg->log_dir) == -1)
-		fatal("cannot create the log folder %s", d->cfg->log_dir);
 	xasprintf(&path, "%s/%s", d->cfg->log_dir, CORRALD_LEDGER_FILE);
 	if ((d->ledger = ledger_open(path, &err)) == NULL)
 		fatalx("cannot open the egress ledger %s: %s", path, err);
 	free(path);
+}
+
+/* Where corral-init is: CORRAL_INIT when running from a build folder,
+ * else the installed one. */
+static const char *
+corrald_init_path(void)
+{
+	const char *env = getenv("CORRAL_INIT");
+
+	return env != NULL && env[0] == '/' ? env : LIBEXECDIR "/corral/corral-init";
+}
+
+/* Gives PATH to the broker's user (corrald's own folders and files in
+ * them: the broker writes the registry and the ledger). */
+static void
+corrald_give(const char *path, uid_t uid, gid_t gid)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == -1 || S_ISLNK(st.st_mode))
+		return;
+	if ((st.st_uid != uid || st.st_gid != gid) && lchown(path, uid, gid) == -1)
+		fatal("cannot give %s to the broker's user", path);
+}
+
+static void
+corrald_give_all(const char *dir, const char *const *names, uid_t uid, gid_t gid)
+{
+	char path[4096];
+
+	corrald_give(dir, uid, gid);
+	for (; *names != NULL; names++)
+		if (snprintf(path, sizeof(path), "%s/%s", dir, *names) < (int)sizeof(path))
+			corrald_give(path, uid, gid);
+}
+
+/* The state and log folders, made and given to the broker's user. */
+static void
+corrald_folders(const struct config *cfg, uid_t uid, gid_t gid)
+{
+	static const char *const state[] = { "registry.db", "registry.db-wal", "registry.db-shm",
+	    NULL };
+	static const char *const logs[] = { CORRALD_LEDGER_FILE, NULL };
+
+	if (corrald_mkdirs(cfg->state_dir) == -1 || chmod(cfg->state_dir, 0711) == -1)
+		fatal("cannot create the state folder %s", cfg->state_dir);
+	if (corrald_mkdirs(cfg->log_dir) == -1)
+		fatal("cannot create the log folder %s", cfg->log_dir);
+	corrald_give_all(cfg->state_dir, state, uid, gid);
+	corrald_give_all(cfg->log_dir, logs, uid, gid);
+}
+
+/* Root's part of the start: the folders, the sockets that need binding,
+ * the monitor; then the drop. Started by anyone else, corrald serves host
+ * mode only, as that user. */
+static void
+corrald_split(struct daemon *d)
+{
+	struct privsep_setup setup = {
+		.monitor = { .state_dir = d->cfg->state_dir, .pool_prefix = d->cfg->pool.prefix_len,
+		    .init_path = corrald_init_path(), .connect_port = SANDBOX_CONNECT_PORT,
+		    .transparent_port = SANDBOX_TRANSPARENT_PORT, .dns_port = SANDBOX_DNS_PORT },
+		.host_cgroup = d->cfg->host_proxy.enabled ? d->cfg->host_proxy.cgroup : NULL,
+		.socket_path = d->cfg->socket,
+	};
+	struct privsep *ps;
+	char *err = NULL;
+	uid_t uid;
+	gid_t gid;
+
+	if (geteuid() != 0) {
+		if (corrald_mkdirs(d->cfg->state_dir) == -1 || corrald_mkdirs(d->cfg->log_dir) == -1)
+			fatal("cannot create corrald's folders");
+		if (daemon_bind(d, (gid_t)-1) == -1)
+			exit(1);
+		daemon_monitor_started(d, NULL);
+		return;
+	}
+	if (privsep_user(d->cfg->user, &uid, &gid, &err) == -1)
+		fatalx("%s", err);
+	corrald_folders(d->cfg, uid, gid);
+	if (daemon_bind(d, gid) == -1)
+		exit(1);
+	memcpy(&setup.monitor.pool, d->cfg->pool.addr, 4);
+	if ((ps = privsep_start(&setup, &err)) == NULL)
+		fatalx("%s", err);
+	if (privsep_drop(d->cfg->user, &err) == -1)
+		fatalx("%s", err);
+	log_info("broker running as %s; monitor pid %d", d->cfg->user, (int)privsep_pid(ps));
+	daemon_monitor_started(d, ps);
 }
 
 static void
@@ -258,13 +348,13 @@ main(int argc, char **argv)
 	log_init("corrald", foreground, debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	d.cfg = corrald_load_config(config_path);
 	corrald_override(d.cfg, socket_path, state_dir, log_dir);
+	/* Before any thread or loop: the monitor is a fork of this process. */
+	corrald_split(&d);
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
 	corrald_add_signals(&d, sigevs);
 	corrald_open_ledger(&d);
 	corrald_start_proxy(&d);
-	if (corrald_mkdirs(d.cfg->state_dir) == -1)
-		fatal("cannot create the state folder %s", d.cfg->state_dir);
 	if (daemon_sandboxes_start(&d) == -1)
 		exit(1);
 	if (daemon_api_start(&d) == -1)

@@ -14,10 +14,11 @@
 #include "broker/api.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
-#include "broker/monitor.h"
+#include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
 #include "common/log.h"
+#include "common/sock.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/identify.h"
@@ -100,17 +101,11 @@ daemon_loopback_net(int family, struct sockaddr_storage *net, unsigned *prefix)
 	}
 }
 
-typedef int (*daemon_listen_fn)(struct proxy_tenant *, const struct sockaddr *, socklen_t,
-    const struct sockaddr *, unsigned);
-
-/* One more host-mode listener (transparent, DNS) at WHERE, the config's
- * KEY. Bound to loopback, it can only be reached by the host's own
- * processes, whatever their source address, so any client is taken. */
+/* Binds host mode's socket of TYPE at WHERE (the config's KEY); -1 (logged). */
 static int
-daemon_host_listener(struct daemon *d, const char *key, const char *where,
-    daemon_listen_fn listen_fn)
+daemon_host_bind(const char *key, const char *where, int type, int *fd)
 {
-	struct sockaddr_storage sa, any = { 0 };
+	struct sockaddr_storage sa;
 	socklen_t len;
 
 	if (where == NULL)
@@ -119,40 +114,124 @@ daemon_host_listener(struct daemon *d, const char *key, const char *where,
 		log_error("host_proxy.%s %s: not ADDRESS:PORT", key, where);
 		return -1;
 	}
-	any.ss_family = sa.ss_family;
-	if (listen_fn(d->host, (struct sockaddr *)&sa, len, (struct sockaddr *)&any, 0) == -1) {
+	if ((*fd = sock_bind((struct sockaddr *)&sa, len, type)) == -1) {
 		log_error("host proxy: cannot listen on %s for %s: %s", where, key,
 		    strerror(errno));
 		return -1;
 	}
-	log_info("host proxy: %s listener on %s", key, where);
 	return 0;
 }
 
-/* Watches host_proxy.cgroup: connections its processes open are recorded
- * with their executables, so binary-scoped entries can be judged. */
+/* The DNS stub's TCP socket on the port its UDP one got. */
+static int
+daemon_host_bind_dns(struct daemon *d)
+{
+	const char *where = d->cfg->host_proxy.dns;
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+
+	if (daemon_host_bind("dns", where, SOCK_DGRAM, &d->socks.host_dns_udp) == -1)
+		return -1;
+	if (where == NULL)
+		return 0;
+	if (getsockname(d->socks.host_dns_udp, (struct sockaddr *)&sa, &len) == -1 ||
+	    (d->socks.host_dns_tcp = sock_bind((struct sockaddr *)&sa, len, SOCK_STREAM)) == -1) {
+		log_error("host proxy: cannot listen on %s (TCP) for dns: %s", where,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Creates the folder that holds PATH when missing (/run/corral). */
+static int
+daemon_socket_dir(const char *path)
+{
+	char dir[4096];
+	char *slash;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
+	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
+		return 0;
+	*slash = '\0';
+	return mkdir(dir, 0755) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+int
+daemon_bind(struct daemon *d, gid_t group)
+{
+	const struct config_host_proxy *hp = &d->cfg->host_proxy;
+
+	d->socks = (struct daemon_sockets){ -1, -1, -1, -1, -1 };
+	if (daemon_socket_dir(d->cfg->socket) == -1) {
+		log_error("cannot create the folder of %s: %s", d->cfg->socket, strerror(errno));
+		return -1;
+	}
+	if ((d->socks.api = api_listen(d->cfg->socket, group)) == -1)
+		return -1;
+	if (!hp->enabled)
+		return 0;
+	if (daemon_host_bind("listen", hp->listen, SOCK_STREAM, &d->socks.host_connect) == -1 ||
+	    daemon_host_bind("transparent", hp->transparent, SOCK_STREAM,
+	    &d->socks.host_transparent) == -1 || daemon_host_bind_dns(d) == -1)
+		return -1;
+	return 0;
+}
+
+/* Host mode's other listeners (transparent, DNS), bound on loopback: only
+ * the host's own processes reach them, whatever their source address, so
+ * any client is taken. */
+static int
+daemon_host_listeners(struct daemon *d)
+{
+	const struct config_host_proxy *hp = &d->cfg->host_proxy;
+	struct sockaddr_storage any = { 0 };
+
+	if (hp->transparent != NULL) {
+		any.ss_family = (sa_family_t)sock_family(d->socks.host_transparent);
+		if (proxy_tenant_adopt_transparent(d->host, d->socks.host_transparent,
+		    (struct sockaddr *)&any, 0) == -1) {
+			log_error("host proxy: transparent listener %s: %s", hp->transparent,
+			    strerror(errno));
+			return -1;
+		}
+		log_info("host proxy: transparent listener on %s", hp->transparent);
+	}
+	if (hp->dns != NULL) {
+		any.ss_family = (sa_family_t)sock_family(d->socks.host_dns_udp);
+		if (proxy_tenant_adopt_dns(d->host, d->socks.host_dns_udp, d->socks.host_dns_tcp,
+		    (struct sockaddr *)&any, 0) == -1) {
+			log_error("host proxy: dns listener %s: %s", hp->dns, strerror(errno));
+			return -1;
+		}
+		log_info("host proxy: dns listener on %s", hp->dns);
+	}
+	d->socks.host_transparent = d->socks.host_dns_udp = d->socks.host_dns_tcp = -1;
+	return 0;
+}
+
+/* Identifies the binaries of host_proxy.cgroup's processes: the monitor
+ * watches the cgroup and handed the map; inet_diag needs no privilege. */
 static int
 daemon_host_identify_start(struct daemon *d)
 {
+	const struct monitor_hello *h = d->privsep != NULL ? privsep_hello(d->privsep) : NULL;
 	const char *path = d->cfg->host_proxy.cgroup;
-	enum identify_err e;
-	int cg, diag;
+	int diag;
 
 	if (path == NULL)
 		return 0;
-	if ((cg = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		log_error("host_proxy.cgroup %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if ((e = identify_load(&d->identify)) == IDENTIFY_OK)
-		e = identify_attach(d->identify, cg, &d->host_watch);
-	close(cg);
-	if (e != IDENTIFY_OK || (diag = identify_diag_open()) == -1) {
+	if (h == NULL || !h->host_watched || h->map_fd == -1) {
 		log_error("host_proxy.cgroup %s: cannot identify binaries: %s", path,
-		    e != IDENTIFY_OK ? identify_strerror(e) : strerror(errno));
+		    h == NULL ? "corrald was not started as root" : h->host_why);
 		return -1;
 	}
-	proxy_tenant_set_identity(d->host, diag, identify_map_fd(d->identify), NULL, 0);
+	if ((diag = identify_diag_open()) == -1) {
+		log_error("host_proxy.cgroup %s: inet_diag: %s", path, strerror(errno));
+		return -1;
+	}
+	proxy_tenant_set_identity(d->host, diag, h->map_fd, NULL, 0);
 	log_info("host proxy: identifying the binaries of cgroup %s", path);
 	return 0;
 }
@@ -161,35 +240,29 @@ int
 daemon_host_proxy_start(struct daemon *d)
 {
 	struct proxy_tenant_info info = { .name = DAEMON_HOST_TENANT, .host_mode = true };
-	struct sockaddr_storage sa, net;
+	struct sockaddr_storage net;
 	struct policy *p;
-	socklen_t len;
 	unsigned prefix;
+	int fd = d->socks.host_connect;
 
-	if (daemon_parse_listen(d->cfg->host_proxy.listen, &sa, &len) == -1) {
-		log_error("host_proxy.listen %s: not ADDRESS:PORT", d->cfg->host_proxy.listen);
-		return -1;
-	}
 	if ((p = daemon_host_policy_load(d)) == NULL)
 		return -1;
 	if ((d->host = proxy_tenant_new(d->proxy, &info, p)) == NULL) {
 		log_error("%s: out of memory", __func__);
 		return -1;
 	}
-	daemon_loopback_net(sa.ss_family, &net, &prefix);
-	if (proxy_tenant_listen_connect(d->host, (struct sockaddr *)&sa, len,
-	    (struct sockaddr *)&net, prefix) == -1) {
+	daemon_loopback_net(sock_family(fd), &net, &prefix);
+	d->socks.host_connect = -1;
+	if (proxy_tenant_adopt_connect(d->host, fd, (struct sockaddr *)&net, prefix) == -1) {
 		log_error("host proxy: cannot listen on %s: %s", d->cfg->host_proxy.listen,
 		    strerror(errno));
 		return -1;
 	}
 	log_info("host proxy listening on %s, port %u", d->cfg->host_proxy.listen,
 	    proxy_tenant_connect_port(d->host));
-	if (daemon_host_identify_start(d) == -1 ||
-	    daemon_host_listener(d, "transparent", d->cfg->host_proxy.transparent,
-	    proxy_tenant_listen_transparent) == -1)
+	if (daemon_host_identify_start(d) == -1)
 		return -1;
-	return daemon_host_listener(d, "dns", d->cfg->host_proxy.dns, proxy_tenant_listen_dns);
+	return daemon_host_listeners(d);
 }
 
 void
@@ -224,60 +297,34 @@ daemon_may_manage(const struct daemon *d, const struct proxy_tenant *t, uid_t ui
 	return uid == 0 || uid == geteuid();
 }
 
-/* Creates the folder that holds PATH when missing (/run/corral). */
-static int
-daemon_socket_dir(const char *path)
-{
-	char dir[4096];
-	char *slash;
-
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
-		return -1;
-	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
-		return 0;
-	*slash = '\0';
-	return mkdir(dir, 0755) == -1 && errno != EEXIST ? -1 : 0;
-}
-
 int
 daemon_api_start(struct daemon *d)
 {
-	if (daemon_socket_dir(d->cfg->socket) == -1) {
-		log_error("cannot create the folder of %s: %s", d->cfg->socket, strerror(errno));
-		return -1;
-	}
-	if ((d->api = api_new(d, d->cfg->socket)) == NULL)
+	int fd = d->socks.api;
+
+	d->socks.api = -1;
+	if ((d->api = api_new(d, fd, d->cfg->socket)) == NULL)
 		return -1;
 	log_info("control socket %s", d->cfg->socket);
 	return 0;
 }
 
-/* Where corral-init is: CORRAL_INIT when running from a build folder,
- * else the installed one. */
-static const char *
-daemon_init_path(void)
+void
+daemon_monitor_started(struct daemon *d, struct privsep *ps)
 {
-	const char *env = getenv("CORRAL_INIT");
+	const struct monitor_hello *h;
 
-	return env != NULL && env[0] == '/' ? env : LIBEXECDIR "/corral/corral-init";
-}
-
-static void
-daemon_monitor_start(struct daemon *d)
-{
-	struct monitor_config mc = {
-		.state_dir = d->cfg->state_dir, .pool = { 0 }, .pool_prefix = d->cfg->pool.prefix_len,
-		.init_path = daemon_init_path(), .runtime_dir = NULL,
-		.connect_port = SANDBOX_CONNECT_PORT, .transparent_port = SANDBOX_TRANSPARENT_PORT,
-		.dns_port = SANDBOX_DNS_PORT,
-	};
-
-	memcpy(&mc.pool, d->cfg->pool.addr, 4);
-	if ((d->monitor = monitor_new(&mc, &d->monitor_why)) == NULL)
-		log_warnx("sandboxes unavailable: %s", d->monitor_why);
-	else
-		log_info("sandboxes: instance %s, corral-init %s", monitor_instance(d->monitor),
-		    mc.init_path);
+	d->privsep = ps;
+	if (ps == NULL) {
+		d->monitor_why = xstrdup("corrald was not started as root");
+	} else if (!(h = privsep_hello(ps))->sandboxes) {
+		d->monitor_why = xstrdup(h->why);
+	} else {
+		d->sandboxes_ok = true;
+		log_info("sandboxes: instance %s", h->instance);
+		return;
+	}
+	log_warnx("sandboxes unavailable: %s", d->monitor_why);
 }
 
 int
@@ -294,7 +341,6 @@ daemon_sandboxes_start(struct daemon *d)
 		free(err);
 		return -1;
 	}
-	daemon_monitor_start(d);
 	if ((n = daemon_reap(d, NULL, NULL, NULL, NULL)) > 0)
 		log_info("reaped %zu leftovers of a broker that is gone", n);
 	return 0;
@@ -310,8 +356,8 @@ daemon_reap_rows(struct daemon *d, daemon_reap_fn row, void *arg)
 	if (registry_dead_rows(d->registry, &dead, NULL) == -1)
 		return 0;
 	for (size_t i = 0; i < dead.len; i++) {
-		if (d->monitor != NULL)
-			monitor_destroy(d->monitor, dead.rows[i].name, NULL);
+		if (d->sandboxes_ok)
+			privsep_destroy(d->privsep, dead.rows[i].name, NULL);
 		if (registry_remove(d->registry, dead.rows[i].name, NULL) == 0) {
 			n++;
 			if (row != NULL)
@@ -332,8 +378,8 @@ daemon_reap(struct daemon *d, daemon_reap_fn row, void *row_arg, daemon_reap_fn 
 	for (struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next)
 		live[n++] = sb->name;
 	removed = daemon_reap_rows(d, row, row_arg);
-	if (d->monitor != NULL)
-		removed += monitor_reap(d->monitor, live, n, object, object_arg);
+	if (d->sandboxes_ok)
+		removed += privsep_reap(d->privsep, live, n, object, object_arg);
 	free(live);
 	return removed;
 }
@@ -345,15 +391,14 @@ daemon_shutdown(struct daemon *d)
 	d->api = NULL;
 	while (d->sandboxes != NULL)
 		sandbox_delete(d, d->sandboxes);
-	monitor_free(d->monitor);
-	d->monitor = NULL;
+	/* The monitor removes the fence and the cgroup roots, then exits. */
+	privsep_stop(d->privsep);
+	d->privsep = NULL;
 	free(d->monitor_why);
 	registry_close(d->registry);
 	proxy_free(d->proxy);
 	d->proxy = NULL;
 	d->host = NULL;
-	identify_detach(d->host_watch);
-	identify_unload(d->identify);
 	resolver_free(d->resolver);
 	addr_policy_free(d->addrs);
 	ledger_close(d->ledger);

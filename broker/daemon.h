@@ -3,16 +3,15 @@
 #ifndef CORRAL_DAEMON_H
 #define CORRAL_DAEMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct addr_policy;
 struct api;
-struct monitor;
+struct privsep;
 struct registry;
 struct sandbox;
-struct identify_attachment;
-struct identify_bpf;
 struct config;
 struct event_base;
 struct ledger;
@@ -23,27 +22,40 @@ struct resolver;
 
 #define DAEMON_HOST_TENANT "host"       /* the name of the host mode's tenant */
 
+/* Sockets bound before the drop (host mode's, and the control socket),
+ * adopted once the loop runs; -1 when not used. */
+struct daemon_sockets {
+	int api;
+	int host_connect, host_transparent, host_dns_udp, host_dns_tcp;
+};
+
 struct daemon {
 	struct config *cfg;
+	struct daemon_sockets socks;
 	struct event_base *base;
 	struct ledger *ledger;
 	struct resolver *resolver;
 	struct addr_policy *addrs;
 	struct proxy *proxy;
 	struct proxy_tenant *host;      /* the host mode's tenant, or NULL */
-	struct identify_bpf *identify;  /* the identification program, when loaded */
-	struct identify_attachment *host_watch;  /* it, on host_proxy.cgroup */
 	struct api *api;
 	struct registry *registry;
-	struct monitor *monitor;        /* NULL: sandboxes cannot be built here (said why) */
+	struct privsep *privsep;        /* the monitor, or NULL (not started as root) */
+	bool sandboxes_ok;              /* else monitor_why says why not */
 	char *monitor_why;
 	struct sandbox *sandboxes;
 };
 
 typedef void (*daemon_reap_fn)(const char *what, void *arg);
 
-/* Opens the registry and sets up the monitor, then reaps what a dead
- * broker left. -1 (logged) when the registry cannot be opened. */
+/* Binds what needs binding before the drop: the control socket (group
+ * GROUP) and host mode's listeners. -1 (logged) on failure. */
+int daemon_bind(struct daemon *d, gid_t group);
+/* Takes the monitor's word on what it set up (PS may be NULL: corrald
+ * was not started as root). */
+void daemon_monitor_started(struct daemon *d, struct privsep *ps);
+/* Opens the registry, then reaps what a dead broker left. -1 (logged)
+ * when the registry cannot be opened. */
 int daemon_sandboxes_start(struct daemon *d);
 /* Reaps: registry rows whose server is gone (ROW hears each name), then
  * kernel objects and homes no live sandbox owns (OBJECT hears each).

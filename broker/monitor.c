@@ -22,6 +22,7 @@
 #include "broker/monitor.h"
 #include "broker/netlink.h"
 #include "common/log.h"
+#include "common/sock.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/identify.h"
 #include "policy/name.h"
@@ -45,7 +46,10 @@ struct monitor {
 	char *state_dir;
 	char *init_path;
 	char *runtime_dir;
-	char *sandboxes_dir;            /* <state>/sandboxes: the homes */
+	char *sandboxes_dir;            /* <state>/sandboxes: the homes (for messages) */
+	int sandboxes_fd;               /* it, opened once: <state> is the broker's, so
+	                                 * no path through it is trusted afterwards */
+	struct identify_attachment *host_watch;  /* host_proxy.cgroup, when watched */
 	char instance[MONITOR_INSTANCE_MAX_BYTES];
 	uint32_t group;                 /* the interface group of this instance's veths */
 	int self_netns;                 /* to come back after work in a sandbox's */
@@ -92,21 +96,29 @@ monitor_fail_with(char **err, const char *what, char *why)
 	free(why);
 }
 
-static int
-monitor_mkdir(const char *path, mode_t mode)
-{
-	if (mkdir(path, mode) == -1 && errno != EEXIST)
-		return -1;
-	return chmod(path, mode);
-}
-
+/* <state>/sandboxes: root's, 0711, opened once without following links.
+ * <state> belongs to the broker's user, who could put anything there:
+ * whatever is at that name must be root's own folder, else refused. */
 static int
 monitor_setup_dirs(struct monitor *m, char **err)
 {
+	struct stat st;
+	int state;
+
 	xasprintf(&m->sandboxes_dir, "%s/sandboxes", m->state_dir);
-	if (monitor_mkdir(m->state_dir, MONITOR_DIR_MODE) == -1 ||
-	    monitor_mkdir(m->sandboxes_dir, MONITOR_DIR_MODE) == -1) {
-		monitor_fail(err, "cannot create %s: %s", m->sandboxes_dir, strerror(errno));
+	state = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (state == -1 || (mkdirat(state, "sandboxes", MONITOR_DIR_MODE) == -1 &&
+	    errno != EEXIST) || (m->sandboxes_fd = openat(state, "sandboxes",
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+	    fstat(m->sandboxes_fd, &st) == -1) {
+		monitor_fail(err, "cannot open %s: %s", m->sandboxes_dir, strerror(errno));
+		if (state != -1)
+			close(state);
+		return -1;
+	}
+	close(state);
+	if (st.st_uid != 0 || fchmod(m->sandboxes_fd, MONITOR_DIR_MODE) == -1) {
+		monitor_fail(err, "%s is not root's own folder; remove it", m->sandboxes_dir);
 		return -1;
 	}
 	return 0;
@@ -143,6 +155,7 @@ monitor_new(const struct monitor_config *cfg, char **err)
 	h = monitor_hash(m->state_dir);
 	snprintf(m->instance, sizeof(m->instance), "i%08x", h);
 	m->group = MONITOR_GROUP_BASE | (h & 0xffffff);
+	m->sandboxes_fd = -1;
 	m->self_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (m->self_netns == -1 || monitor_setup_dirs(m, err) == -1)
 		goto fail;
@@ -177,14 +190,47 @@ monitor_free(struct monitor *m)
 		fence_remove(m->fence);
 		fence_free(m->fence);
 	}
+	identify_detach(m->host_watch);
 	identify_unload(m->bpf);
 	if (m->self_netns != -1)
 		close(m->self_netns);
+	if (m->sandboxes_fd != -1)
+		close(m->sandboxes_fd);
 	free(m->state_dir);
 	free(m->init_path);
 	free(m->runtime_dir);
 	free(m->sandboxes_dir);
 	free(m);
+}
+
+int
+monitor_watch_host(struct monitor *m, const char *cgroup_path, char **err)
+{
+	enum identify_err e;
+	int cg;
+
+	if (m->bpf == NULL) {
+		monitor_fail(err, "the identification program is not loaded");
+		return -1;
+	}
+	/* The operator's config names it; opened without following a link. */
+	if ((cg = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		monitor_fail(err, "%s: %s", cgroup_path, strerror(errno));
+		return -1;
+	}
+	e = identify_attach(m->bpf, cg, &m->host_watch);
+	close(cg);
+	if (e != IDENTIFY_OK) {
+		monitor_fail(err, "%s: %s", cgroup_path, identify_strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+int
+monitor_map_fd(const struct monitor *m)
+{
+	return m->bpf != NULL ? identify_map_fd(m->bpf) : -1;
 }
 
 const char *
@@ -208,25 +254,44 @@ monitor_slot_addresses(const struct monitor *m, unsigned slot, struct in_addr *g
 	return 0;
 }
 
-/* The sandbox's private HOME, made fresh, owned by run_as. The folders
- * above it are root's: run_as cannot swap them for links. */
+/* Makes folder NAME in DIRFD (MODE) and opens it, never through a link. */
+static int
+monitor_mkdir_open(int dirfd, const char *name, mode_t mode)
+{
+	int fd;
+
+	if (mkdirat(dirfd, name, mode) == -1 && errno != EEXIST)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd != -1 && fchmod(fd, mode) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The sandbox's private HOME, made fresh, owned by run_as; its descriptor
+ * in *HOME_FD. The folders above it are root's: run_as cannot swap them
+ * for links. */
 static int
 monitor_make_home(struct monitor *m, const struct monitor_create *req, char *home,
-    size_t size, char **err)
+    size_t size, int *home_fd, char **err)
 {
-	char dir[PATH_MAX];
+	int dir;
 
-	if (snprintf(dir, sizeof(dir), "%s/%s", m->sandboxes_dir, req->name) >= (int)sizeof(dir) ||
-	    snprintf(home, size, "%s/home", dir) >= (int)size) {
+	if (snprintf(home, size, "%s/%s/home", m->sandboxes_dir, req->name) >= (int)size) {
 		monitor_fail(err, "the state folder's path is too long");
 		return -1;
 	}
-	if (monitor_mkdir(dir, MONITOR_DIR_MODE) == -1 ||
-	    (mkdir(home, MONITOR_HOME_MODE) == -1 && errno != EEXIST) ||
-	    chown(home, req->uid, req->gid) == -1 || chmod(home, MONITOR_HOME_MODE) == -1) {
+	if ((dir = monitor_mkdir_open(m->sandboxes_fd, req->name, MONITOR_DIR_MODE)) == -1 ||
+	    (*home_fd = monitor_mkdir_open(dir, "home", MONITOR_HOME_MODE)) == -1 ||
+	    fchown(*home_fd, req->uid, req->gid) == -1) {
 		monitor_fail(err, "cannot make the sandbox's home %s: %s", home, strerror(errno));
+		if (dir != -1)
+			close(dir);
 		return -1;
 	}
+	close(dir);
 	return 0;
 }
 
@@ -263,18 +328,13 @@ monitor_empty_dir(int dirfd)
 static void
 monitor_remove_home(struct monitor *m, const char *name)
 {
-	int dirfd = open(m->sandboxes_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int sub;
+	int sub = openat(m->sandboxes_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	if (dirfd == -1)
-		return;
-	sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sub != -1) {
 		monitor_empty_dir(sub);
 		close(sub);
-		unlinkat(dirfd, name, AT_REMOVEDIR);
+		unlinkat(m->sandboxes_fd, name, AT_REMOVEDIR);
 	}
-	close(dirfd);
 }
 
 /* Runs FN with the calling thread in the network namespace NETNS_FD. */
@@ -376,14 +436,14 @@ monitor_layers_of(struct monitor *m, struct monitor_sandbox *s, struct monitor_b
 /* Starts corral-init for REQ in fresh namespaces, inside S's cgroups. */
 static int
 monitor_start_init(struct monitor *m, const struct monitor_create *req,
-    struct monitor_sandbox *s, struct monitor_built *out, char **err)
+    struct monitor_sandbox *s, struct monitor_built *out, int home_fd, char **err)
 {
 	char *gateway = s->gateway, *why = NULL;
 	struct spawn_spec spec = {
 		.name = req->name, .uid = req->uid, .gid = req->gid,
 		.caller_uid = req->caller_uid, .caller_gid = req->caller_gid,
 		.caller_groups = req->caller_groups, .n_caller_groups = req->n_caller_groups,
-		.roots = req->roots, .n_roots = req->n_roots, .home = out->home,
+		.roots = req->roots, .n_roots = req->n_roots, .home = out->home, .home_fd = home_fd,
 		.workdir = req->workdir, .gateway = gateway, .runtime = m->runtime_dir,
 		.init_path = m->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
 	};
@@ -421,6 +481,36 @@ monitor_watch(struct monitor *m, struct monitor_sandbox *s, struct monitor_built
 		return -1;
 	}
 	out->map_fd = identify_map_fd(m->bpf);
+	return 0;
+}
+
+/* A socket of TYPE on the gateway's PORT: the broker serves it, but
+ * binding the DNS port takes privilege. -1 with the reason in *ERR. */
+static int
+monitor_gateway_socket(struct in_addr gw, uint16_t port, int type, char **err)
+{
+	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr = gw };
+	int fd = sock_bind((struct sockaddr *)&at, sizeof(at), type);
+
+	if (fd == -1)
+		monitor_fail(err, "cannot listen on the sandbox's gateway port %u: %s",
+		    (unsigned)port, strerror(errno));
+	return fd;
+}
+
+/* The proxy's and the DNS stub's sockets on the sandbox's gateway. */
+static int
+monitor_listeners(struct monitor *m, struct monitor_built *out, char **err)
+{
+	if ((out->connect_fd = monitor_gateway_socket(out->gateway, m->cfg.connect_port,
+	    SOCK_STREAM, err)) == -1 ||
+	    (out->transparent_fd = monitor_gateway_socket(out->gateway, m->cfg.transparent_port,
+	    SOCK_STREAM, err)) == -1 ||
+	    (out->dns_udp_fd = monitor_gateway_socket(out->gateway, m->cfg.dns_port,
+	    SOCK_DGRAM, err)) == -1 ||
+	    (out->dns_tcp_fd = monitor_gateway_socket(out->gateway, m->cfg.dns_port,
+	    SOCK_STREAM, err)) == -1)
+		return -1;
 	return 0;
 }
 
@@ -477,9 +567,11 @@ monitor_create(struct monitor *m, const struct monitor_create *req,
 	struct cgroup_limits lim = { req->pids, req->memory_bytes, req->cpu_milli };
 	struct monitor_sandbox *s;
 	char *why = NULL;
+	int home_fd = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->channel_fd = out->diag_fd = out->map_fd = -1;
+	out->connect_fd = out->transparent_fd = out->dns_udp_fd = out->dns_tcp_fd = -1;
 	if (monitor_check(m, req, out, err) == -1)
 		return -1;
 	s = xcalloc(1, sizeof(*s));
@@ -488,18 +580,20 @@ monitor_create(struct monitor *m, const struct monitor_create *req,
 		monitor_fail_with(err, "cgroups", why);
 		goto fail;
 	}
-	if (monitor_make_home(m, req, out->home, sizeof(out->home), err) == -1 ||
-	    monitor_start_init(m, req, s, out, err) == -1 ||
+	if (monitor_make_home(m, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
+	    monitor_start_init(m, req, s, out, home_fd, err) == -1 ||
 	    monitor_wire(m, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address, err) == -1 ||
+	    monitor_listeners(m, out, err) == -1 ||
 	    monitor_watch(m, s, out, err) == -1 || monitor_finish(m, req, s, out, err) == -1)
 		goto fail;
+	close(home_fd);
 	s->next = m->sandboxes;
 	m->sandboxes = s;
 	return 0;
 fail:
-	if (out->diag_fd != -1)
-		close(out->diag_fd);
-	out->diag_fd = -1;
+	if (home_fd != -1)
+		close(home_fd);
+	monitor_built_close(out);
 	monitor_sandbox_free(m, s);
 	return -1;
 }
@@ -570,11 +664,16 @@ monitor_reap_one(const char *name, void *arg)
 static void
 monitor_reap_homes(struct monitor_reap_ctx *c)
 {
-	DIR *d = opendir(c->m->sandboxes_dir);
+	int fd = fcntl(c->m->sandboxes_fd, F_DUPFD_CLOEXEC, 0);
+	DIR *d = fd != -1 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 
-	if (d == NULL)
+	if (d == NULL) {
+		if (fd != -1)
+			close(fd);
 		return;
+	}
+	rewinddir(d);
 	while ((de = readdir(d)) != NULL)
 		if (de->d_name[0] != '.' && !monitor_is_live(c, de->d_name) &&
 		    policy_name_valid(de->d_name)) {

@@ -56,6 +56,9 @@ struct monitor_built {
 	int channel_fd;                 /* the exec channel (the broker owns it) */
 	int diag_fd;                    /* NETLINK_SOCK_DIAG in its network namespace (owned) */
 	int map_fd;                     /* the identification map (the monitor's; -1: none) */
+	int connect_fd;                 /* listening on the gateway's CONNECT port (owned) */
+	int transparent_fd;             /* ... its transparent port (owned) */
+	int dns_udp_fd, dns_tcp_fd;     /* ... its DNS port, UDP bound and TCP listening (owned) */
 	struct in_addr gateway;         /* the host end, the proxy's address */
 	struct in_addr address;         /* the sandbox end */
 	char home[4096];                /* its private HOME */
@@ -64,6 +67,7 @@ struct monitor_built {
 	const char *missing[MONITOR_MISSING_MAX];       /* layers not in force */
 	size_t n_missing;
 	const char *limit_source[3];    /* pids, memory, cpu: "v2", "v1", "none" */
+	char text_store[512];           /* the texts above, when decoded from the monitor */
 };
 
 /* Sets up the privileged side: instance id, cgroups, the fence, the
@@ -71,6 +75,13 @@ struct monitor_built {
 struct monitor *monitor_new(const struct monitor_config *cfg, char **err);
 /* Removes the fence and frees M (sandboxes must be destroyed first). */
 void monitor_free(struct monitor *m);
+/* Watches CGROUP_PATH (host_proxy.cgroup) with the identification
+ * program. -1 with a reason in *ERR. */
+int monitor_watch_host(struct monitor *m, const char *cgroup_path, char **err);
+/* The identification map, or -1 when the program is not loaded. */
+int monitor_map_fd(const struct monitor *m);
+/* Closes the descriptors of B that are still open. */
+void monitor_built_close(struct monitor_built *b);
 /* The instance id ("i0123abcd"): names the fence table and cgroups. */
 const char *monitor_instance(const struct monitor *m);
 

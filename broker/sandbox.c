@@ -20,6 +20,7 @@
 #include "broker/daemon.h"
 #include "broker/exec.h"
 #include "broker/monitor.h"
+#include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
 #include "common/log.h"
@@ -136,10 +137,12 @@ sandbox_plan_roots(struct sandbox_plan *p, char **err)
  * writable root when a regular user. Never uid 0 inside (a root workload
  * could write /proc/sys/kernel/core_pattern). */
 static int
-sandbox_plan_run_as_root(struct sandbox_plan *p, char **err)
+sandbox_plan_run_as_root(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	const struct passwd *pw;
-	struct stat st;
+	char *why = NULL;
+	uid_t owner;
+	gid_t group;
 
 	if (p->req->run_as[0] != '\0') {
 		if ((pw = getpwnam(p->req->run_as)) == NULL) {
@@ -153,15 +156,19 @@ sandbox_plan_run_as_root(struct sandbox_plan *p, char **err)
 	for (size_t i = 0; i < p->nroots; i++) {
 		if (p->roots[i].read_only)
 			continue;
-		if (stat(p->roots[i].path, &st) == -1) {
-			sandbox_refuse(err, "root %s: %s", p->roots[i].path, strerror(errno));
+		/* The broker cannot look into root's folders: the monitor can. */
+		if (!d->sandboxes_ok || privsep_owner(d->privsep, p->roots[i].path, &owner,
+		    &group, &why) == -1) {
+			sandbox_refuse(err, "root %s: %s", p->roots[i].path,
+			    d->sandboxes_ok ? why : d->monitor_why);
+			free(why);
 			return -1;
 		}
-		if (st.st_uid < SANDBOX_MIN_REGULAR_UID)
+		if (owner < SANDBOX_MIN_REGULAR_UID)
 			break;
-		p->uid = st.st_uid;
-		pw = getpwuid(st.st_uid);
-		p->gid = pw != NULL ? pw->pw_gid : st.st_gid;
+		p->uid = owner;
+		pw = getpwuid(owner);
+		p->gid = pw != NULL ? pw->pw_gid : group;
 		return 0;
 	}
 	sandbox_refuse(err, "the first writable root does not belong to a regular user, and a "
@@ -170,12 +177,12 @@ sandbox_plan_run_as_root(struct sandbox_plan *p, char **err)
 }
 
 static int
-sandbox_plan_run_as(struct sandbox_plan *p, char **err)
+sandbox_plan_run_as(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	const struct passwd *pw;
 
 	if (p->caller->uid == 0) {
-		if (sandbox_plan_run_as_root(p, err) == -1)
+		if (sandbox_plan_run_as_root(d, p, err) == -1)
 			return -1;
 	} else {
 		/* A non-root caller's sandbox runs as the caller. */
@@ -370,35 +377,29 @@ sandbox_record(struct sandbox_plan *p, const struct monitor_built *b)
  * gateway, clients only from the sandbox's own address. */
 static int
 sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
-    const struct monitor_built *b, char **err)
+    struct monitor_built *b, char **err)
 {
 	struct proxy_tenant_info info = { .name = sb->name,
 	    .session_id = sb->session_id[0] != '\0' ? sb->session_id : NULL,
 	    .agent = sb->agent[0] != '\0' ? sb->agent : NULL };
-	struct sockaddr_in at = { .sin_family = AF_INET, .sin_addr = sb->gateway };
 	struct sockaddr_in client = { .sin_family = AF_INET, .sin_addr = sb->address };
 	const struct sockaddr *cl = (const struct sockaddr *)&client;
 	pid_t boundary[1] = { b->init_pid };
 	int rc;
 
 	if ((sb->tenant = proxy_tenant_new(d->proxy, &info, policy)) == NULL) {
-		close(b->diag_fd);
 		sandbox_refuse(err, "out of memory");
 		return -1;
 	}
 	proxy_tenant_set_identity(sb->tenant, b->diag_fd, b->map_fd, boundary, 1);
-	at.sin_port = htons(SANDBOX_CONNECT_PORT);
-	rc = proxy_tenant_listen_connect(sb->tenant, (struct sockaddr *)&at, sizeof(at), cl, 32);
-	at.sin_port = htons(SANDBOX_TRANSPARENT_PORT);
-	if (rc == 0)
-		rc = proxy_tenant_listen_transparent(sb->tenant, (struct sockaddr *)&at, sizeof(at),
-		    cl, 32);
-	at.sin_port = htons(SANDBOX_DNS_PORT);
-	if (rc == 0)
-		rc = proxy_tenant_listen_dns(sb->tenant, (struct sockaddr *)&at, sizeof(at), cl, 32);
-	if (rc == -1)
-		sandbox_refuse(err, "cannot listen on the sandbox's gateway: %s", strerror(errno));
-	return rc;
+	/* The tenant takes every descriptor, also when one is refused. */
+	rc = proxy_tenant_adopt_connect(sb->tenant, b->connect_fd, cl, 32);
+	rc |= proxy_tenant_adopt_transparent(sb->tenant, b->transparent_fd, cl, 32);
+	rc |= proxy_tenant_adopt_dns(sb->tenant, b->dns_udp_fd, b->dns_tcp_fd, cl, 32);
+	b->diag_fd = b->connect_fd = b->transparent_fd = b->dns_udp_fd = b->dns_tcp_fd = -1;
+	if (rc != 0)
+		sandbox_refuse(err, "cannot serve the sandbox's gateway: %s", strerror(errno));
+	return rc != 0 ? -1 : 0;
 }
 
 /* corral-init's channel closed under a live sandbox: it died (the kernel
@@ -438,7 +439,7 @@ static int
 sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	if (sandbox_plan_name(d, p, err) == -1 || sandbox_plan_roots(p, err) == -1 ||
-	    sandbox_plan_run_as(p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)
+	    sandbox_plan_run_as(d, p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)
 		return -1;
 	/* --home only names where credential grants are copied from; grants
 	 * come with persistent sessions. Refused rather than ignored. */
@@ -490,12 +491,12 @@ sandbox_build(struct daemon *d, struct sandbox_plan *p, char **err)
 	struct policy *policy;
 	struct sandbox *sb;
 
-	if (d->monitor == NULL) {
+	if (!d->sandboxes_ok) {
 		sandbox_refuse(err, "sandboxes cannot be built here: %s", d->monitor_why);
 		return NULL;
 	}
 	sandbox_monitor_request(d, p, &mc);
-	if (monitor_create(d->monitor, &mc, &b, err) == -1)
+	if (privsep_create(d->privsep, &mc, &b, err) == -1)
 		return NULL;
 	sb = sandbox_record(p, &b);
 	policy = p->policy;
@@ -510,10 +511,9 @@ sandbox_build(struct daemon *d, struct sandbox_plan *p, char **err)
 	}
 	return sb;
 fail:
-	if (b.channel_fd != -1)
-		close(b.channel_fd);
+	monitor_built_close(&b);
 	proxy_tenant_free(sb->tenant);
-	monitor_destroy(d->monitor, sb->name, NULL);
+	privsep_destroy(d->privsep, sb->name, NULL);
 	sandbox_free(sb);
 	return NULL;
 }
@@ -564,7 +564,7 @@ sandbox_delete(struct daemon *d, struct sandbox *sb)
 	api_exec_sandbox_gone(sb);
 	proxy_tenant_free(sb->tenant);
 	exec_channel_free(sb->channel);
-	if (monitor_destroy(d->monitor, sb->name, &err) == -1)
+	if (privsep_destroy(d->privsep, sb->name, &err) == -1)
 		log_error("sandbox %s: %s", sb->name, err);
 	free(err);
 	registry_remove(d->registry, sb->name, NULL);

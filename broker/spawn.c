@@ -428,7 +428,8 @@ spawn_start(const struct spawn_spec *s, char **err)
 	if (spawn_check(s, err) == -1 || spawn_open_roots(s, fds, err) == -1)
 		goto fail;
 	/* HOME is the daemon's own folder: opened with its rights. */
-	fds[s->n_roots] = spawn_open_path(s->home);
+	fds[s->n_roots] = s->home_fd != -1 ? fcntl(s->home_fd, F_DUPFD_CLOEXEC, 0) :
+	    spawn_open_path(s->home);
 	if (fds[s->n_roots] == -1) {
 		spawn_refuse(err, "HOME %s: %s", s->home, strerror(errno));
 		goto fail;

@@ -41,6 +41,8 @@ struct spawn_spec {
 	size_t n_roots;         /* 1 to SPAWN_ROOTS_MAX */
 	const char *home;       /* HOME, a folder the daemon prepared (opened
 	                         * with the daemon's rights), at its own path */
+	int home_fd;            /* HOME already opened (O_PATH, not taken), or
+	                         * -1 to open HOME by its path */
 	const char *workdir;    /* commands' default cwd; NULL: the first
 	                         * writable root, else HOME */
 	const char *gateway;    /* the sandbox's gateway: its only nameserver */

@@ -43,6 +43,17 @@ sock_port(int fd)
 }
 
 static int
+sock_option(int fd, int name);
+
+int
+sock_family(int fd)
+{
+	int family = sock_option(fd, SO_DOMAIN);
+
+	return family == -1 ? 0 : family;
+}
+
+static int
 sock_option(int fd, int name)
 {
 	int v = -1;

@@ -13,6 +13,8 @@
 int sock_bind(const struct sockaddr *addr, socklen_t len, int type);
 /* The local port FD is bound to; 0 when it cannot be read. */
 uint16_t sock_port(int fd);
+/* The address family FD is bound in (AF_INET, AF_INET6); 0 when unknown. */
+int sock_family(int fd);
 /* Checks that FD is a socket of TYPE and FAMILY, bound, and (for TCP)
  * listening, and makes it non-blocking. 0, or -1 with errno (ENOTSOCK,
  * EPROTOTYPE, EINVAL): a handed-over descriptor is checked before use. */

@@ -390,9 +390,19 @@ check_refused "a host user cannot connect to ta's address" "$out"
 
 # --- The broker's parsers run without root (DESIGN section 1).
 lpid=$(tb_exec_host ss -Hltnp "sport = :3128" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
-luid=$(awk '/^Uid:/ { print $3 }' "/proc/${lpid:-0}/status" 2>/dev/null)
-[ -n "$luid" ] && [ "$luid" -ne 0 ]
-tap_todo $? "the process holding the proxy's listeners is not root (uid ${luid:-?})" \
-	"corral bug: no privilege split yet; the broker parses network bytes as root"
+status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/${1:-0}/status" 2>/dev/null; }
+luid=$(awk '/^Uid:/ { print $2 $3 $4 $5 }' "/proc/${lpid:-0}/status" 2>/dev/null)
+check_eq "the process holding the proxy's listeners runs as corral (every uid)" \
+	"$(id -u corral)$(id -u corral)$(id -u corral)$(id -u corral)" "$luid"
+check_eq "the broker keeps CAP_SYS_PTRACE only (effective)" 0000000000080000 \
+	"$(status_of "$lpid" CapEff)"
+check_eq "the broker's bounding set holds CAP_SYS_PTRACE only" 0000000000080000 \
+	"$(status_of "$lpid" CapBnd)"
+check_eq "the broker has no_new_privs" 1 "$(status_of "$lpid" NoNewPrivs)"
+check_eq "the broker runs under a seccomp filter" 2 "$(status_of "$lpid" Seccomp)"
+mpid=$(pgrep -P "${lpid:-0}" -x corrald-monitor | head -1)
+check_eq "its monitor is a root process of its own" 0 "$(status_of "$mpid" Uid)"
+check_eq "the monitor holds no listener of the proxy" "" \
+	"$(tb_exec_host ss -Hltnp "sport = :3128" | grep "pid=${mpid:-0}," || true)"
 
 tap_done

@@ -100,6 +100,7 @@ assert_defaults(const struct config *c)
 	assert_string_equal(c->log_dir, "/var/log/corral");
 	assert_string_equal(c->profiles_dir, "/etc/corral/profiles");
 	assert_string_equal(c->machine_id, "local");
+	assert_string_equal(c->user, "corral");
 	assert_int_equal(c->max_sandboxes, 20);
 	assert_int_equal(c->pool.family, AF_INET);
 	assert_memory_equal(c->pool.addr, ((const uint8_t[]){ 10, 231, 0, 0 }), 4);
@@ -403,7 +404,8 @@ test_unknown_key_lists_accepted_keys(void **state)
 	(void)state;
 	assert_one_error("socket: /run/c.sock\nsokcet: /run/d.sock\n", 2, 1,
 	    "unknown key 'sokcet' in the configuration (expected socket, state_dir, log_dir, "
-	    "profiles_dir, machine_id, max_sandboxes, network, dns, egress, credentials, host_proxy)");
+	    "profiles_dir, machine_id, max_sandboxes, user, network, dns, egress, credentials, "
+	    "host_proxy)");
 }
 
 static void
@@ -428,6 +430,21 @@ test_list_item_of_wrong_type_refused(void **state)
 	(void)state;
 	assert_one_error("egress:\n  allow_cidrs:\n    - {net: 10.0.0.0/8}\n", 3, 7,
 	    "each item of 'allow_cidrs' must be a single value, but this one is a mapping");
+}
+
+static void
+test_user_names_the_brokers_account(void **state)
+{
+	(void)state;
+	assert_int_equal(load("user: corral-broker\n"), 0);
+	assert_string_equal(cfg->user, "corral-broker");
+}
+
+static void
+test_user_that_is_not_an_account_name_refused(void **state)
+{
+	(void)state;
+	assert_one_error("user: ../root\n", 1, 7, "user '../root' must be an account name");
 }
 
 static void
@@ -756,6 +773,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_nested_key_lists_its_mapping_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_type_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_item_of_wrong_type_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_names_the_brokers_account, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_user_that_is_not_an_account_name_refused, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_duplicate_key_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_anchor_and_alias_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_refused, setup, teardown),

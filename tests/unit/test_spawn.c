@@ -294,7 +294,7 @@ sandbox_prepare(struct sandbox *sb)
 	sb->roots[1] = (struct spawn_root){ sb->ro, true };
 	sb->spec = (struct spawn_spec){ .name = "t-spawn", .uid = TEST_UID, .gid = TEST_GID,
 		.caller_uid = TEST_UID, .caller_gid = TEST_GID, .caller_groups = groups,
-		.n_caller_groups = 1, .roots = sb->roots, .n_roots = 2, .home = sb->home,
+		.n_caller_groups = 1, .roots = sb->roots, .n_roots = 2, .home = sb->home, .home_fd = -1,
 		.gateway = TEST_GATEWAY, .init_path = sb->init_path, .cgroup_fd = -1 };
 	sb->env = exec_env_new(TEST_GATEWAY, sb->home, NULL);
 	sb->base = event_base_new();

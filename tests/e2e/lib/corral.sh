@@ -9,6 +9,7 @@
 corral_config() {
 	file=$1
 	shift
+	corral_user
 	{
 		echo "socket: $TB_DIR/corrald.sock"
 		echo "state_dir: $TB_DIR/state"
@@ -22,6 +23,13 @@ corral_config() {
 		cat
 	} >"$file"
 	chmod 0644 "$file"
+}
+
+# corral_user: the account corrald's broker runs as (tests/install-deps
+# makes it too; a test run on a machine set up by hand still finds it).
+corral_user() {
+	id corral >/dev/null 2>&1 || useradd --system --user-group --no-create-home \
+		--shell /usr/sbin/nologin corral
 }
 
 # corral_file FILE: standard input into FILE, readable by corrald's checks

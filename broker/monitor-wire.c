@@ -1,0 +1,339 @@
+/* The monitor's messages: encoding and strict decoding. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/monitor-wire.h"
+
+static int
+monitor_wire_bad(void)
+{
+	errno = EBADMSG;
+	return -1;
+}
+
+/* Copies S into DST (SIZE bytes); -1 when it does not fit. */
+static int
+monitor_wire_copy(char *dst, size_t size, const char *s)
+{
+	return snprintf(dst, size, "%s", s) >= (int)size ? monitor_wire_bad() : 0;
+}
+
+static void
+monitor_wire_put_u64(struct initproto_msg *m, uint64_t v)
+{
+	initproto_put_u32(m, (uint32_t)(v >> 32));
+	initproto_put_u32(m, (uint32_t)v);
+}
+
+static int
+monitor_wire_get_u64(struct initproto_msg *m, uint64_t *v)
+{
+	uint32_t hi, lo;
+
+	if (initproto_get_u32(m, &hi) == -1 || initproto_get_u32(m, &lo) == -1)
+		return -1;
+	*v = (uint64_t)hi << 32 | lo;
+	return 0;
+}
+
+static int
+monitor_wire_get_bool(struct initproto_msg *m, bool *b)
+{
+	uint32_t v;
+
+	if (initproto_get_u32(m, &v) == -1 || v > 1)
+		return monitor_wire_bad();
+	*b = v == 1;
+	return 0;
+}
+
+void
+monitor_built_close(struct monitor_built *b)
+{
+	int *fds[] = { &b->channel_fd, &b->diag_fd, &b->connect_fd, &b->transparent_fd,
+	    &b->dns_udp_fd, &b->dns_tcp_fd };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] != -1)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+void
+monitor_wire_hello_encode(struct initproto_msg *m, const struct monitor_hello *h)
+{
+	initproto_msg_init(m, (enum initproto_type)MONITOR_HELLO);
+	initproto_put_u32(m, h->sandboxes);
+	initproto_put_str(m, h->why);
+	initproto_put_str(m, h->instance);
+	initproto_put_u32(m, h->host_watched);
+	initproto_put_str(m, h->host_why);
+	initproto_put_u32(m, h->map_fd != -1);
+	if (h->map_fd != -1)
+		initproto_put_fd(m, h->map_fd);
+}
+
+int
+monitor_wire_hello_decode(struct initproto_msg *m, struct monitor_hello *h)
+{
+	const char *why, *instance, *host_why;
+	bool has_map;
+
+	h->map_fd = -1;
+	if (m->type != MONITOR_HELLO || monitor_wire_get_bool(m, &h->sandboxes) == -1 ||
+	    initproto_get_str(m, &why) == -1 || initproto_get_str(m, &instance) == -1 ||
+	    monitor_wire_get_bool(m, &h->host_watched) == -1 ||
+	    initproto_get_str(m, &host_why) == -1 || monitor_wire_get_bool(m, &has_map) == -1 ||
+	    initproto_get_end(m, has_map ? 1 : 0) == -1)
+		return monitor_wire_bad();
+	if (monitor_wire_copy(h->why, sizeof(h->why), why) == -1 ||
+	    monitor_wire_copy(h->instance, sizeof(h->instance), instance) == -1 ||
+	    monitor_wire_copy(h->host_why, sizeof(h->host_why), host_why) == -1)
+		return -1;
+	if (has_map)
+		h->map_fd = initproto_take_fd(m, 0);
+	return 0;
+}
+
+void
+monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create *r)
+{
+	initproto_msg_init(m, (enum initproto_type)MONITOR_CREATE);
+	initproto_put_str(m, r->name);
+	initproto_put_u32(m, r->uid);
+	initproto_put_u32(m, r->gid);
+	initproto_put_u32(m, r->caller_uid);
+	initproto_put_u32(m, r->caller_gid);
+	initproto_put_u32(m, (uint32_t)r->n_caller_groups);
+	for (size_t i = 0; i < r->n_caller_groups; i++)
+		initproto_put_u32(m, r->caller_groups[i]);
+	initproto_put_u32(m, (uint32_t)r->n_roots);
+	for (size_t i = 0; i < r->n_roots; i++) {
+		initproto_put_str(m, r->roots[i].path);
+		initproto_put_u32(m, r->roots[i].read_only);
+	}
+	initproto_put_str(m, r->workdir != NULL ? r->workdir : "");
+	initproto_put_u32(m, r->slot);
+	monitor_wire_put_u64(m, r->pids);
+	monitor_wire_put_u64(m, r->memory_bytes);
+	initproto_put_u32(m, r->cpu_milli);
+	initproto_put_u32(m, r->hard_requirement);
+}
+
+static int
+monitor_wire_create_ids(struct initproto_msg *m, struct monitor_wire_create *out)
+{
+	struct monitor_create *r = &out->req;
+	uint32_t uid, gid, cuid, cgid, n;
+
+	if (initproto_get_u32(m, &uid) == -1 || initproto_get_u32(m, &gid) == -1 ||
+	    initproto_get_u32(m, &cuid) == -1 || initproto_get_u32(m, &cgid) == -1 ||
+	    initproto_get_u32(m, &n) == -1 || n > MONITOR_WIRE_GROUPS_MAX)
+		return monitor_wire_bad();
+	r->uid = uid;
+	r->gid = gid;
+	r->caller_uid = cuid;
+	r->caller_gid = cgid;
+	for (uint32_t i = 0; i < n; i++)
+		if (initproto_get_u32(m, &out->groups[i]) == -1)
+			return monitor_wire_bad();
+	r->caller_groups = out->groups;
+	r->n_caller_groups = n;
+	return 0;
+}
+
+static int
+monitor_wire_create_roots(struct initproto_msg *m, struct monitor_wire_create *out)
+{
+	uint32_t n;
+
+	if (initproto_get_u32(m, &n) == -1 || n == 0 || n > MONITOR_WIRE_ROOTS_MAX)
+		return monitor_wire_bad();
+	for (uint32_t i = 0; i < n; i++)
+		if (initproto_get_str(m, &out->roots[i].path) == -1 ||
+		    monitor_wire_get_bool(m, &out->roots[i].read_only) == -1)
+			return monitor_wire_bad();
+	out->req.roots = out->roots;
+	out->req.n_roots = n;
+	return 0;
+}
+
+int
+monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *out)
+{
+	struct monitor_create *r = &out->req;
+	const char *workdir;
+	uint32_t slot, cpu;
+
+	memset(out, 0, sizeof(*out));
+	if (m->type != MONITOR_CREATE || initproto_get_str(m, &r->name) == -1 ||
+	    monitor_wire_create_ids(m, out) == -1 || monitor_wire_create_roots(m, out) == -1 ||
+	    initproto_get_str(m, &workdir) == -1 || initproto_get_u32(m, &slot) == -1 ||
+	    monitor_wire_get_u64(m, &r->pids) == -1 ||
+	    monitor_wire_get_u64(m, &r->memory_bytes) == -1 || initproto_get_u32(m, &cpu) == -1 ||
+	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 || initproto_get_end(m, 0) == -1)
+		return monitor_wire_bad();
+	r->workdir = workdir[0] != '\0' ? workdir : NULL;
+	r->slot = slot;
+	r->cpu_milli = cpu;
+	return 0;
+}
+
+void
+monitor_wire_built_encode(struct initproto_msg *m, const struct monitor_built *b)
+{
+	initproto_msg_init(m, (enum initproto_type)MONITOR_BUILT);
+	initproto_put_u32(m, (uint32_t)b->init_pid);
+	initproto_put_u32(m, b->gateway.s_addr);
+	initproto_put_u32(m, b->address.s_addr);
+	initproto_put_str(m, b->home);
+	initproto_put_u32(m, (uint32_t)b->landlock_abi);
+	initproto_put_u32(m, b->seccomp);
+	initproto_put_u32(m, (uint32_t)b->n_missing);
+	for (size_t i = 0; i < b->n_missing; i++)
+		initproto_put_str(m, b->missing[i]);
+	for (size_t i = 0; i < 3; i++)
+		initproto_put_str(m, b->limit_source[i] != NULL ? b->limit_source[i] : "none");
+	initproto_put_fd(m, b->channel_fd);
+	initproto_put_fd(m, b->diag_fd);
+	initproto_put_fd(m, b->connect_fd);
+	initproto_put_fd(m, b->transparent_fd);
+	initproto_put_fd(m, b->dns_udp_fd);
+	initproto_put_fd(m, b->dns_tcp_fd);
+}
+
+/* Copies text S into B's store; the copy, or NULL when the store is full. */
+static const char *
+monitor_wire_store(struct monitor_built *b, size_t *used, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	char *at = b->text_store + *used;
+
+	if (len > sizeof(b->text_store) - *used)
+		return NULL;
+	memcpy(at, s, len);
+	*used += len;
+	return at;
+}
+
+static int
+monitor_wire_built_texts(struct initproto_msg *m, struct monitor_built *b)
+{
+	const char *s;
+	size_t used = 0;
+	uint32_t n;
+
+	if (initproto_get_u32(m, &n) == -1 || n > MONITOR_MISSING_MAX)
+		return monitor_wire_bad();
+	for (uint32_t i = 0; i < n; i++)
+		if (initproto_get_str(m, &s) == -1 ||
+		    (b->missing[i] = monitor_wire_store(b, &used, s)) == NULL)
+			return monitor_wire_bad();
+	b->n_missing = n;
+	for (size_t i = 0; i < 3; i++)
+		if (initproto_get_str(m, &s) == -1 ||
+		    (b->limit_source[i] = monitor_wire_store(b, &used, s)) == NULL)
+			return monitor_wire_bad();
+	return 0;
+}
+
+int
+monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b)
+{
+	int *fds[MONITOR_WIRE_BUILT_FDS] = { &b->channel_fd, &b->diag_fd, &b->connect_fd,
+	    &b->transparent_fd, &b->dns_udp_fd, &b->dns_tcp_fd };
+	uint32_t pid, gw, addr, abi;
+	const char *home;
+
+	memset(b, 0, sizeof(*b));
+	b->map_fd = -1;
+	for (size_t i = 0; i < MONITOR_WIRE_BUILT_FDS; i++)
+		*fds[i] = -1;
+	if (m->type != MONITOR_BUILT || initproto_get_u32(m, &pid) == -1 ||
+	    initproto_get_u32(m, &gw) == -1 || initproto_get_u32(m, &addr) == -1 ||
+	    initproto_get_str(m, &home) == -1 || initproto_get_u32(m, &abi) == -1 ||
+	    monitor_wire_get_bool(m, &b->seccomp) == -1 || monitor_wire_built_texts(m, b) == -1 ||
+	    initproto_get_end(m, MONITOR_WIRE_BUILT_FDS) == -1 ||
+	    monitor_wire_copy(b->home, sizeof(b->home), home) == -1)
+		return monitor_wire_bad();
+	b->init_pid = (pid_t)pid;
+	b->gateway.s_addr = gw;
+	b->address.s_addr = addr;
+	b->landlock_abi = (int)abi;
+	for (size_t i = 0; i < MONITOR_WIRE_BUILT_FDS; i++)
+		*fds[i] = initproto_take_fd(m, i);
+	return 0;
+}
+
+void
+monitor_wire_text_encode(struct initproto_msg *m, enum monitor_wire_type type, const char *text)
+{
+	initproto_msg_init(m, (enum initproto_type)type);
+	initproto_put_str(m, text);
+}
+
+int
+monitor_wire_text_decode(struct initproto_msg *m, enum monitor_wire_type type,
+    const char **text)
+{
+	if (m->type != (uint32_t)type || initproto_get_str(m, text) == -1 ||
+	    initproto_get_end(m, 0) == -1)
+		return monitor_wire_bad();
+	return 0;
+}
+
+void
+monitor_wire_list_encode(struct initproto_msg *m, enum monitor_wire_type type, uint32_t count,
+    const char *const *texts, size_t n)
+{
+	initproto_msg_init(m, (enum initproto_type)type);
+	initproto_put_u32(m, count);
+	initproto_put_u32(m, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		initproto_put_str(m, texts[i]);
+}
+
+int
+monitor_wire_list_decode(struct initproto_msg *m, enum monitor_wire_type type, size_t max,
+    uint32_t *count, void (*each)(const char *text, void *arg), void *arg)
+{
+	const char *s;
+	uint32_t n;
+
+	if (m->type != (uint32_t)type || initproto_get_u32(m, count) == -1 ||
+	    initproto_get_u32(m, &n) == -1 || n > max)
+		return monitor_wire_bad();
+	for (uint32_t i = 0; i < n; i++) {
+		if (initproto_get_str(m, &s) == -1)
+			return monitor_wire_bad();
+		each(s, arg);
+	}
+	return initproto_get_end(m, 0) == -1 ? monitor_wire_bad() : 0;
+}
+
+void
+monitor_wire_owned_encode(struct initproto_msg *m, uid_t uid, gid_t gid)
+{
+	initproto_msg_init(m, (enum initproto_type)MONITOR_OWNED);
+	initproto_put_u32(m, uid);
+	initproto_put_u32(m, gid);
+}
+
+int
+monitor_wire_owned_decode(struct initproto_msg *m, uid_t *uid, gid_t *gid)
+{
+	uint32_t u, g;
+
+	if (m->type != MONITOR_OWNED || initproto_get_u32(m, &u) == -1 ||
+	    initproto_get_u32(m, &g) == -1 || initproto_get_end(m, 0) == -1)
+		return monitor_wire_bad();
+	*uid = u;
+	*gid = g;
+	return 0;
+}

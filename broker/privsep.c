@@ -1,0 +1,611 @@
+/* corrald's privilege split: the monitor process and its link, and the
+ * broker's drop to the user corral. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pwd.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/openat2.h>
+#include <sched.h>
+
+#include "broker/privsep.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+
+#define PRIVSEP_STOP_WAIT_MS 20000      /* the monitor's teardown of every sandbox */
+#define PRIVSEP_STOP_POLL_MS 5
+#define PRIVSEP_KEPT_CAP CAP_SYS_PTRACE /* /proc/PID/exe and ns of other users' processes */
+#define PRIVSEP_CAP_NUMBERS_MAX 64
+
+struct privsep {
+	int fd;                         /* the broker's end */
+	pid_t pid;                      /* the monitor */
+	struct monitor_hello hello;
+	struct initproto_msg *msg;      /* one message in flight at a time */
+};
+
+static int
+privsep_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+privsep_fail(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL) {
+		free(*err);
+		va_start(ap, fmt);
+		if (vasprintf(err, fmt, ap) == -1)
+			*err = NULL;
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* ---- The monitor process ------------------------------------------------ */
+
+struct privsep_monitor {
+	int fd;
+	struct monitor *m;              /* NULL: its set-up failed (hello.why) */
+	const struct privsep_setup *setup;
+	struct initproto_msg *in, *out;
+};
+
+static void
+privsep_send(int fd, struct initproto_msg *m)
+{
+	/* A lost answer leaves the broker waiting: it times out and says so. */
+	if (initproto_send(fd, m) == -1)
+		log_error("monitor: cannot answer the broker: %s", strerror(errno));
+	initproto_msg_clear(m);
+}
+
+static void
+privsep_send_text(struct privsep_monitor *pm, enum monitor_wire_type type, const char *text)
+{
+	monitor_wire_text_encode(pm->out, type, text);
+	privsep_send(pm->fd, pm->out);
+}
+
+static void
+privsep_on_create(struct privsep_monitor *pm)
+{
+	struct monitor_wire_create *req = xmalloc(sizeof(*req));
+	struct monitor_built b;
+	char *err = NULL;
+
+	if (monitor_wire_create_decode(pm->in, req) == -1) {
+		privsep_send_text(pm, MONITOR_FAILED, "refused: a malformed create request");
+	} else if (pm->m == NULL) {
+		privsep_send_text(pm, MONITOR_FAILED, "sandboxes cannot be built here");
+	} else if (monitor_create(pm->m, &req->req, &b, &err) == -1) {
+		privsep_send_text(pm, MONITOR_FAILED, err != NULL ? err : "the sandbox failed");
+	} else {
+		monitor_wire_built_encode(pm->out, &b);
+		privsep_send(pm->fd, pm->out);
+		/* The broker has its copies now. */
+		monitor_built_close(&b);
+	}
+	free(err);
+	free(req);
+}
+
+static void
+privsep_on_destroy(struct privsep_monitor *pm)
+{
+	const char *name;
+	char *err = NULL;
+
+	if (monitor_wire_text_decode(pm->in, MONITOR_DESTROY, &name) == -1)
+		privsep_send_text(pm, MONITOR_DONE, "refused: a malformed destroy request");
+	else if (pm->m != NULL && monitor_destroy(pm->m, name, &err) == -1)
+		privsep_send_text(pm, MONITOR_DONE, err != NULL ? err : "teardown failed");
+	else
+		privsep_send_text(pm, MONITOR_DONE, "");
+	free(err);
+}
+
+struct privsep_names {
+	const char *v[MONITOR_WIRE_LIVE_MAX];
+	char *owned[MONITOR_WIRE_REAPED_MAX];
+	size_t n;
+};
+
+static void
+privsep_collect_live(const char *name, void *arg)
+{
+	struct privsep_names *names = arg;
+
+	names->v[names->n++] = name;
+}
+
+static void
+privsep_collect_removed(const char *what, void *arg)
+{
+	struct privsep_names *names = arg;
+
+	if (names->n < MONITOR_WIRE_REAPED_MAX)
+		names->owned[names->n++] = xstrdup(what);
+}
+
+static void
+privsep_on_reap(struct privsep_monitor *pm)
+{
+	struct privsep_names *live = xcalloc(1, sizeof(*live));
+	struct privsep_names *gone = xcalloc(1, sizeof(*gone));
+	uint32_t count = 0;
+
+	if (monitor_wire_list_decode(pm->in, MONITOR_REAP, MONITOR_WIRE_LIVE_MAX, &count,
+	    privsep_collect_live, live) == 0 && pm->m != NULL)
+		count = (uint32_t)monitor_reap(pm->m, live->v, live->n, privsep_collect_removed,
+		    gone);
+	else
+		count = 0;
+	monitor_wire_list_encode(pm->out, MONITOR_REAPED, count,
+	    (const char *const *)gone->owned, gone->n);
+	privsep_send(pm->fd, pm->out);
+	for (size_t i = 0; i < gone->n; i++)
+		free(gone->owned[i]);
+	free(live);
+	free(gone);
+}
+
+/* The owner of a path a root caller named: opened by root, so this tells
+ * nothing a root caller could not see; links are not followed. */
+static void
+privsep_on_owner(struct privsep_monitor *pm)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const char *path;
+	struct stat st;
+	int fd = -1;
+
+	if (monitor_wire_text_decode(pm->in, MONITOR_OWNER, &path) == -1 || path[0] != '/') {
+		privsep_send_text(pm, MONITOR_FAILED, "refused: a malformed owner request");
+		return;
+	}
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd == -1 || fstat(fd, &st) == -1) {
+		privsep_send_text(pm, MONITOR_FAILED, strerror(errno));
+	} else {
+		monitor_wire_owned_encode(pm->out, st.st_uid, st.st_gid);
+		privsep_send(pm->fd, pm->out);
+	}
+	if (fd != -1)
+		close(fd);
+}
+
+static void
+privsep_dispatch(struct privsep_monitor *pm)
+{
+	switch (pm->in->type) {
+	case MONITOR_CREATE:
+		privsep_on_create(pm);
+		break;
+	case MONITOR_DESTROY:
+		privsep_on_destroy(pm);
+		break;
+	case MONITOR_REAP:
+		privsep_on_reap(pm);
+		break;
+	case MONITOR_OWNER:
+		privsep_on_owner(pm);
+		break;
+	default:
+		privsep_send_text(pm, MONITOR_FAILED, "refused: not a monitor operation");
+	}
+}
+
+/* Everything the monitor built goes, then the control socket (the broker
+ * cannot remove it: its folder is root's). */
+static void __attribute__((noreturn))
+privsep_monitor_exit(struct privsep_monitor *pm)
+{
+	struct stat st;
+
+	monitor_free(pm->m);
+	if (pm->setup->socket_path != NULL && lstat(pm->setup->socket_path, &st) == 0 &&
+	    S_ISSOCK(st.st_mode))
+		unlink(pm->setup->socket_path);
+	_exit(0);
+}
+
+static void
+privsep_monitor_hello(struct privsep_monitor *pm)
+{
+	struct monitor_hello h = { .map_fd = -1 };
+	char *why = NULL;
+
+	if ((pm->m = monitor_new(&pm->setup->monitor, &why)) == NULL) {
+		snprintf(h.why, sizeof(h.why), "%s", why != NULL ? why : "set-up failed");
+	} else {
+		h.sandboxes = true;
+		snprintf(h.instance, sizeof(h.instance), "%s", monitor_instance(pm->m));
+		h.map_fd = monitor_map_fd(pm->m);
+	}
+	free(why);
+	why = NULL;
+	if (pm->setup->host_cgroup != NULL && pm->m == NULL)
+		snprintf(h.host_why, sizeof(h.host_why), "the monitor is not set up: %.400s", h.why);
+	else if (pm->setup->host_cgroup != NULL && monitor_watch_host(pm->m,
+	    pm->setup->host_cgroup, &why) == -1)
+		snprintf(h.host_why, sizeof(h.host_why), "%s", why != NULL ? why : "failed");
+	else
+		h.host_watched = pm->setup->host_cgroup != NULL;
+	free(why);
+	monitor_wire_hello_encode(pm->out, &h);
+	privsep_send(pm->fd, pm->out);
+}
+
+/* The monitor: closes what the broker will own, ignores the signals meant
+ * for the broker (it ends when the broker does), sets up, serves. */
+static void __attribute__((noreturn))
+privsep_monitor_main(int fd, const struct privsep_setup *setup)
+{
+	static const int ignored[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE };
+	struct privsep_monitor pm = { .fd = fd, .setup = setup };
+	int rc;
+
+	if (fd > 3)
+		syscall(SYS_close_range, 3, fd - 1, 0);
+	syscall(SYS_close_range, fd + 1, ~0U, 0);
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		signal(ignored[i], SIG_IGN);
+	prctl(PR_SET_NAME, "corrald-monitor", 0, 0, 0);
+	pm.in = xmalloc(sizeof(*pm.in));
+	pm.out = xmalloc(sizeof(*pm.out));
+	initproto_msg_init(pm.in, 0);
+	initproto_msg_init(pm.out, 0);
+	privsep_monitor_hello(&pm);
+	for (;;) {
+		rc = initproto_recv(fd, pm.in);
+		if (rc == 0 || (rc == -1 && errno != EINTR && errno != EBADMSG))
+			privsep_monitor_exit(&pm);
+		if (rc == 1)
+			privsep_dispatch(&pm);
+		else if (errno == EBADMSG)
+			privsep_send_text(&pm, MONITOR_FAILED, "refused: a malformed message");
+		initproto_msg_clear(pm.in);
+	}
+}
+
+/* ---- The broker's end --------------------------------------------------- */
+
+/* Waits for the monitor's answer to the request just sent. */
+static int
+privsep_wait(struct privsep *ps, char **err)
+{
+	struct pollfd p = { .fd = ps->fd, .events = POLLIN };
+	int rc;
+
+	initproto_msg_clear(ps->msg);
+	do {
+		rc = poll(&p, 1, PRIVSEP_REPLY_TIMEOUT_MS);
+	} while (rc == -1 && errno == EINTR);
+	if (rc == 0)
+		return privsep_fail(err, "the monitor did not answer within %d ms",
+		    PRIVSEP_REPLY_TIMEOUT_MS);
+	if (rc == -1 || (rc = initproto_recv(ps->fd, ps->msg)) != 1)
+		return privsep_fail(err, "the monitor is gone (%s)",
+		    rc == 0 ? "it closed the link" : strerror(errno));
+	return 0;
+}
+
+static int
+privsep_call(struct privsep *ps, char **err)
+{
+	if (ps == NULL || ps->fd == -1)
+		return privsep_fail(err, "no monitor");
+	if (initproto_send(ps->fd, ps->msg) == -1)
+		return privsep_fail(err, "cannot reach the monitor: %s", strerror(errno));
+	return privsep_wait(ps, err);
+}
+
+/* A FAILED answer's text into *ERR; -1 either way. */
+static int
+privsep_failed(struct privsep *ps, char **err)
+{
+	const char *text;
+
+	if (monitor_wire_text_decode(ps->msg, MONITOR_FAILED, &text) == -1)
+		return privsep_fail(err, "the monitor answered with something else");
+	return privsep_fail(err, "%s", text);
+}
+
+int
+privsep_create(struct privsep *ps, const struct monitor_create *req,
+    struct monitor_built *out, char **err)
+{
+	int rc;
+
+	monitor_wire_create_encode(ps->msg, req);
+	if (ps->msg->overflow)
+		return privsep_fail(err, "the sandbox's description is too large");
+	if (privsep_call(ps, err) == -1)
+		return -1;
+	if (ps->msg->type != MONITOR_BUILT)
+		rc = privsep_failed(ps, err);
+	else if ((rc = monitor_wire_built_decode(ps->msg, out)) == -1)
+		privsep_fail(err, "the monitor's answer is malformed");
+	else
+		out->map_fd = ps->hello.map_fd;
+	initproto_msg_clear(ps->msg);
+	return rc;
+}
+
+int
+privsep_destroy(struct privsep *ps, const char *name, char **err)
+{
+	const char *text;
+	int rc = -1;
+
+	monitor_wire_text_encode(ps->msg, MONITOR_DESTROY, name);
+	if (privsep_call(ps, err) == -1)
+		return -1;
+	if (monitor_wire_text_decode(ps->msg, MONITOR_DONE, &text) == -1)
+		privsep_fail(err, "the monitor's answer is malformed");
+	else if (text[0] != '\0')
+		privsep_fail(err, "%s", text);
+	else
+		rc = 0;
+	initproto_msg_clear(ps->msg);
+	return rc;
+}
+
+struct privsep_report {
+	void (*removed)(const char *what, void *arg);
+	void *arg;
+};
+
+static void
+privsep_report_one(const char *what, void *arg)
+{
+	struct privsep_report *r = arg;
+
+	if (r->removed != NULL)
+		r->removed(what, r->arg);
+}
+
+size_t
+privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
+    void (*removed)(const char *what, void *arg), void *arg)
+{
+	struct privsep_report r = { removed, arg };
+	uint32_t count = 0;
+	char *err = NULL;
+
+	if (nlive > MONITOR_WIRE_LIVE_MAX)
+		nlive = MONITOR_WIRE_LIVE_MAX;
+	monitor_wire_list_encode(ps->msg, MONITOR_REAP, 0, live, nlive);
+	if (privsep_call(ps, &err) == -1 || monitor_wire_list_decode(ps->msg, MONITOR_REAPED,
+	    MONITOR_WIRE_REAPED_MAX, &count, privsep_report_one, &r) == -1) {
+		log_error("reap: %s", err != NULL ? err : "the monitor's answer is malformed");
+		count = 0;
+	}
+	free(err);
+	initproto_msg_clear(ps->msg);
+	return count;
+}
+
+int
+privsep_owner(struct privsep *ps, const char *path, uid_t *uid, gid_t *gid, char **err)
+{
+	int rc;
+
+	monitor_wire_text_encode(ps->msg, MONITOR_OWNER, path);
+	if (privsep_call(ps, err) == -1)
+		return -1;
+	if (ps->msg->type != MONITOR_OWNED)
+		rc = privsep_failed(ps, err);
+	else if ((rc = monitor_wire_owned_decode(ps->msg, uid, gid)) == -1)
+		privsep_fail(err, "the monitor's answer is malformed");
+	initproto_msg_clear(ps->msg);
+	return rc;
+}
+
+pid_t
+privsep_pid(const struct privsep *ps)
+{
+	return ps->pid;
+}
+
+const struct monitor_hello *
+privsep_hello(const struct privsep *ps)
+{
+	return &ps->hello;
+}
+
+struct privsep *
+privsep_start(const struct privsep_setup *setup, char **err)
+{
+	struct privsep *ps;
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		privsep_fail(err, "socketpair: %s", strerror(errno));
+		return NULL;
+	}
+	if ((pid = fork()) == -1) {
+		privsep_fail(err, "fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return NULL;
+	}
+	if (pid == 0)
+		privsep_monitor_main(sv[1], setup);
+	close(sv[1]);
+	ps = xcalloc(1, sizeof(*ps));
+	ps->fd = sv[0];
+	ps->pid = pid;
+	ps->msg = xmalloc(sizeof(*ps->msg));
+	initproto_msg_init(ps->msg, 0);
+	if (privsep_wait(ps, err) == -1 || monitor_wire_hello_decode(ps->msg, &ps->hello) == -1) {
+		privsep_fail(err, "the monitor did not start");
+		privsep_stop(ps);
+		return NULL;
+	}
+	initproto_msg_clear(ps->msg);
+	return ps;
+}
+
+void
+privsep_stop(struct privsep *ps)
+{
+	struct timespec step = { 0, PRIVSEP_STOP_POLL_MS * 1000000L };
+	int status;
+
+	if (ps == NULL)
+		return;
+	if (ps->fd != -1)
+		close(ps->fd);
+	if (ps->hello.map_fd != -1)
+		close(ps->hello.map_fd);
+	/* The monitor tears down and exits: wait, so that when corrald is
+	 * gone its kernel objects are too. */
+	for (int waited = 0; waited < PRIVSEP_STOP_WAIT_MS; waited += PRIVSEP_STOP_POLL_MS) {
+		if (waitpid(ps->pid, &status, WNOHANG) != 0)
+			break;
+		nanosleep(&step, NULL);
+	}
+	initproto_msg_clear(ps->msg);
+	free(ps->msg);
+	free(ps);
+}
+
+/* ---- The broker's drop -------------------------------------------------- */
+
+int
+privsep_user(const char *user, uid_t *uid, gid_t *gid, char **err)
+{
+	const struct passwd *pw = getpwnam(user);
+
+	if (pw == NULL)
+		return privsep_fail(err, "the user '%s' does not exist: create it (useradd --system "
+		    "--user-group --no-create-home --shell /usr/sbin/nologin %s) or name another "
+		    "with `user:` in the config", user, user);
+	if (pw->pw_uid == 0 || pw->pw_gid == 0)
+		return privsep_fail(err, "the user '%s' is root: the broker must not be", user);
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+static int
+privsep_capset(uint32_t keep)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { keep, keep, 0 }, { 0, 0, 0 } };
+
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* Only CAP_SYS_PTRACE is left in the bounding set, and nothing ambient. */
+static int
+privsep_bound(void)
+{
+	for (int cap = 0; cap < PRIVSEP_CAP_NUMBERS_MAX; cap++)
+		if (cap != PRIVSEP_KEPT_CAP && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1 &&
+		    errno != EINVAL)
+			return -1;
+	return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+}
+
+/* Checks the drop held: every uid and gid USER's, no way back to root. */
+static int
+privsep_verify(uid_t uid, gid_t gid)
+{
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+
+	if (getresuid(&r, &e, &s) == -1 || getresgid(&rg, &eg, &sg) == -1)
+		return -1;
+	if (r != uid || e != uid || s != uid || rg != gid || eg != gid || sg != gid ||
+	    setuid(0) == 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+/* System calls a broker never makes: refused (EPERM), so that a parser
+ * bug cannot turn CAP_SYS_PTRACE into attaching to root's processes, or
+ * reach the kernel's rarer surfaces. */
+static const int privsep_refused[] = {
+	SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
+	SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp), SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load),
+	SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module),
+	SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
+	SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(reboot), SCMP_SYS(setns),
+	SCMP_SYS(unshare), SCMP_SYS(open_by_handle_at), SCMP_SYS(keyctl), SCMP_SYS(add_key),
+	SCMP_SYS(request_key), SCMP_SYS(userfaultfd), SCMP_SYS(perf_event_open),
+	SCMP_SYS(acct), SCMP_SYS(settimeofday), SCMP_SYS(clock_settime), SCMP_SYS(adjtimex),
+	SCMP_SYS(clock_adjtime), SCMP_SYS(quotactl), SCMP_SYS(fsopen), SCMP_SYS(fsmount),
+	SCMP_SYS(fsconfig), SCMP_SYS(move_mount), SCMP_SYS(open_tree), SCMP_SYS(mount_setattr),
+	SCMP_SYS(personality), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(uselib),
+};
+
+static int
+privsep_seccomp(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc = ctx == NULL ? -1 : 0;
+
+	for (size_t i = 0; rc == 0 && i < sizeof(privsep_refused) / sizeof(privsep_refused[0]); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), privsep_refused[i], 0);
+	/* bpf(): reading the identification map, nothing else. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bpf), 1,
+		    SCMP_A0(SCMP_CMP_NE, BPF_MAP_LOOKUP_ELEM));
+	/* New namespaces through clone(); clone3 says "not here" and libc
+	 * falls back to clone. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return rc == 0 ? 0 : -1;
+}
+
+int
+privsep_drop(const char *user, char **err)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (privsep_user(user, &uid, &gid, err) == -1)
+		return -1;
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) == -1 || privsep_bound() == -1 ||
+	    setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
+	    setresuid(uid, uid, uid) == -1)
+		return privsep_fail(err, "cannot become %s: %s", user, strerror(errno));
+	if (privsep_capset(1u << PRIVSEP_KEPT_CAP) == -1 ||
+	    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 || privsep_verify(uid, gid) == -1)
+		return privsep_fail(err, "cannot drop privileges to %s: %s", user, strerror(errno));
+	if (privsep_seccomp() == -1)
+		return privsep_fail(err, "cannot install the broker's seccomp filter");
+	return 0;
+}

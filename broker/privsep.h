@@ -1,0 +1,68 @@
+/* corrald's privilege split (DESIGN section 1): one binary, two processes.
+ *
+ * privsep_start(), called by root once the configuration is loaded, forks
+ * the monitor: a root process that sets up (fence, cgroups, the
+ * identification program), says so in a HELLO, then serves the closed
+ * list of operations of broker/monitor.h, one request at a time, over a
+ * socketpair (broker/monitor-wire.h). The caller then becomes the broker
+ * with privsep_drop(): the user `corral`, no capability but
+ * CAP_SYS_PTRACE (ARCHITECTURE.md says why), no_new_privs, a seccomp
+ * filter refusing what a broker never needs. Every parser of untrusted
+ * bytes runs there.
+ *
+ * The monitor never parses network bytes and checks every request again.
+ * When the broker goes away (its end of the socket closes: exit, crash,
+ * SIGKILL), the monitor tears down every sandbox it built, removes the
+ * fence and the control socket, and exits. */
+#ifndef CORRAL_PRIVSEP_H
+#define CORRAL_PRIVSEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "broker/monitor-wire.h"
+
+#define PRIVSEP_USER_DEFAULT "corral"
+#define PRIVSEP_REPLY_TIMEOUT_MS 30000  /* the monitor's answer to one request */
+
+struct privsep;
+
+/* What the monitor is asked to do at start. */
+struct privsep_setup {
+	struct monitor_config monitor;  /* its sandboxes' set-up */
+	const char *host_cgroup;        /* host_proxy.cgroup to watch, or NULL */
+	const char *socket_path;        /* the control socket, removed at the end */
+};
+
+/* Forks the monitor (root) and waits for its HELLO. NULL with a reason
+ * in *ERR when it cannot even start; a monitor whose sandbox set-up
+ * failed still starts (privsep_hello says why). */
+struct privsep *privsep_start(const struct privsep_setup *setup, char **err);
+/* The monitor's pid. */
+pid_t privsep_pid(const struct privsep *ps);
+/* The monitor's HELLO. */
+const struct monitor_hello *privsep_hello(const struct privsep *ps);
+
+/* Becomes USER for good, keeping CAP_SYS_PTRACE only, and installs the
+ * broker's seccomp filter. -1 with a reason in *ERR (then exit). */
+int privsep_drop(const char *user, char **err);
+/* Looks USER up: -1 with a reason (how to create it) when it is missing
+ * or is root. */
+int privsep_user(const char *user, uid_t *uid, gid_t *gid, char **err);
+
+/* The monitor's operations, each waiting for its answer (bounded). */
+int privsep_create(struct privsep *ps, const struct monitor_create *req,
+    struct monitor_built *out, char **err);
+int privsep_destroy(struct privsep *ps, const char *name, char **err);
+size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
+    void (*removed)(const char *what, void *arg), void *arg);
+/* The owner of PATH, opened by root without following links (run_as of
+ * a root caller's sandbox). */
+int privsep_owner(struct privsep *ps, const char *path, uid_t *uid, gid_t *gid, char **err);
+
+/* Closes the link and waits (bounded) for the monitor to finish its
+ * teardown. Accepts NULL. */
+void privsep_stop(struct privsep *ps);
+
+#endif

@@ -1,0 +1,321 @@
+/* Tests of broker/monitor-wire: the monitor's messages round-trip over a
+ * real SOCK_SEQPACKET pair with their descriptors, and what a hostile
+ * broker could send (too many groups or roots, no roots, a flag that is
+ * not 0 or 1, a missing field, a descriptor too many) is refused whole. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "broker/monitor-wire.h"
+
+struct pair {
+	int a, b;
+	struct initproto_msg *out, *in;
+};
+
+static int
+setup(void **state)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+	int sv[2];
+
+	if (p == NULL || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return -1;
+	p->a = sv[0];
+	p->b = sv[1];
+	p->out = malloc(sizeof(*p->out));
+	p->in = malloc(sizeof(*p->in));
+	initproto_msg_init(p->out, 0);
+	initproto_msg_init(p->in, 0);
+	*state = p;
+	return p->out == NULL || p->in == NULL ? -1 : 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct pair *p = *state;
+
+	initproto_msg_clear(p->in);
+	close(p->a);
+	close(p->b);
+	free(p->out);
+	free(p->in);
+	free(p);
+	return 0;
+}
+
+/* Sends OUT from one end and receives it at the other. */
+static void
+carry(struct pair *p)
+{
+	assert_false(p->out->overflow);
+	assert_int_equal(initproto_send(p->a, p->out), 0);
+	assert_int_equal(initproto_recv(p->b, p->in), 1);
+}
+
+static const gid_t test_groups[] = { 1000, 27 };
+static const struct spawn_root test_roots[] = { { "/srv/work", false }, { "/srv/ref", true } };
+
+static struct monitor_create
+sample_create(void)
+{
+	struct monitor_create r = {
+		.name = "demo", .uid = 1000, .gid = 1000, .caller_uid = 1000, .caller_gid = 1000,
+		.caller_groups = test_groups, .n_caller_groups = 2, .roots = test_roots,
+		.n_roots = 2, .workdir = "/srv/work", .slot = 7, .pids = 512,
+		.memory_bytes = 5ull << 32, .cpu_milli = 1500, .hard_requirement = true,
+	};
+
+	return r;
+}
+
+static void
+test_create_round_trips_every_field(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	monitor_wire_create_encode(p->out, &r);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
+	assert_string_equal(got->req.name, "demo");
+	assert_int_equal(got->req.n_caller_groups, 2);
+	assert_int_equal(got->req.caller_groups[1], 27);
+	assert_int_equal(got->req.n_roots, 2);
+	assert_string_equal(got->req.roots[1].path, "/srv/ref");
+	assert_true(got->req.roots[1].read_only);
+	assert_false(got->req.roots[0].read_only);
+	assert_string_equal(got->req.workdir, "/srv/work");
+	assert_int_equal(got->req.slot, 7);
+	assert_int_equal(got->req.memory_bytes, 5ull << 32);
+	assert_int_equal(got->req.cpu_milli, 1500);
+	assert_true(got->req.hard_requirement);
+	free(got);
+}
+
+static void
+test_create_without_workdir_decodes_null(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	r.workdir = NULL;
+	monitor_wire_create_encode(p->out, &r);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
+	assert_null(got->req.workdir);
+	free(got);
+}
+
+/* A CREATE whose group count claims more than the monitor carries. */
+static void
+test_create_with_too_many_groups_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	initproto_msg_init(p->out, (enum initproto_type)MONITOR_CREATE);
+	initproto_put_str(p->out, "demo");
+	for (int i = 0; i < 4; i++)
+		initproto_put_u32(p->out, 1000);
+	initproto_put_u32(p->out, MONITOR_WIRE_GROUPS_MAX + 1);
+	for (int i = 0; i <= MONITOR_WIRE_GROUPS_MAX; i++)
+		initproto_put_u32(p->out, 1000);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
+	assert_int_equal(errno, EBADMSG);
+	free(got);
+}
+
+static void
+test_create_with_no_root_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	r.n_roots = 0;
+	monitor_wire_create_encode(p->out, &r);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
+	free(got);
+}
+
+/* hard_requirement is a flag: 2 is not "true", it is a malformed message. */
+static void
+test_create_flag_other_than_0_or_1_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	monitor_wire_create_encode(p->out, &r);
+	p->out->len -= 4;
+	initproto_put_u32(p->out, 2);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
+	free(got);
+}
+
+static void
+test_create_with_a_descriptor_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	monitor_wire_create_encode(p->out, &r);
+	initproto_put_fd(p->out, fd);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
+	close(fd);
+	free(got);
+}
+
+static void
+test_built_round_trips_with_its_six_descriptors(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_built b = { .init_pid = 4242, .landlock_abi = 6, .seccomp = true,
+	    .n_missing = 1, .missing = { "nftables fence" },
+	    .limit_source = { "v2", "none", "v1" } };
+	struct monitor_built got;
+	int pipes[3][2];
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pipe2(pipes[i], O_CLOEXEC), 0);
+	b.channel_fd = pipes[0][0];
+	b.diag_fd = pipes[0][1];
+	b.connect_fd = pipes[1][0];
+	b.transparent_fd = pipes[1][1];
+	b.dns_udp_fd = pipes[2][0];
+	b.dns_tcp_fd = pipes[2][1];
+	b.gateway.s_addr = htonl(0x0ae70001);
+	snprintf(b.home, sizeof(b.home), "/var/lib/corral/sandboxes/demo/home");
+	monitor_wire_built_encode(p->out, &b);
+	carry(p);
+	assert_int_equal(monitor_wire_built_decode(p->in, &got), 0);
+	assert_int_equal(got.init_pid, 4242);
+	assert_int_equal(got.gateway.s_addr, b.gateway.s_addr);
+	assert_string_equal(got.home, b.home);
+	assert_int_equal(got.n_missing, 1);
+	assert_string_equal(got.missing[0], "nftables fence");
+	assert_string_equal(got.limit_source[2], "v1");
+	assert_true(got.seccomp);
+	assert_true(got.channel_fd >= 0 && got.dns_tcp_fd >= 0);
+	assert_int_equal(got.map_fd, -1);
+	monitor_built_close(&got);
+	assert_int_equal(got.channel_fd, -1);
+	for (int i = 0; i < 3; i++) {
+		close(pipes[i][0]);
+		close(pipes[i][1]);
+	}
+}
+
+static void
+count_text(const char *text, void *arg)
+{
+	(*(int *)arg)++;
+	assert_non_null(text);
+}
+
+static void
+test_reap_list_over_its_bound_is_refused(void **state)
+{
+	struct pair *p = *state;
+	const char *names[] = { "a", "b", "c" };
+	uint32_t count;
+	int seen = 0;
+
+	monitor_wire_list_encode(p->out, MONITOR_REAPED, 3, names, 3);
+	carry(p);
+	assert_int_equal(monitor_wire_list_decode(p->in, MONITOR_REAPED, 2, &count,
+	    count_text, &seen), -1);
+	assert_int_equal(seen, 0);
+}
+
+static void
+test_reap_list_round_trips(void **state)
+{
+	struct pair *p = *state;
+	const char *names[] = { "cgroup a", "home b" };
+	uint32_t count = 0;
+	int seen = 0;
+
+	monitor_wire_list_encode(p->out, MONITOR_REAPED, 9, names, 2);
+	carry(p);
+	assert_int_equal(monitor_wire_list_decode(p->in, MONITOR_REAPED, 8, &count, count_text,
+	    &seen), 0);
+	assert_int_equal(count, 9);
+	assert_int_equal(seen, 2);
+}
+
+static void
+test_text_of_another_type_is_refused(void **state)
+{
+	struct pair *p = *state;
+	const char *text;
+
+	monitor_wire_text_encode(p->out, MONITOR_DESTROY, "demo");
+	carry(p);
+	assert_int_equal(monitor_wire_text_decode(p->in, MONITOR_OWNER, &text), -1);
+}
+
+static void
+test_hello_carries_the_map_descriptor(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_hello h = { .sandboxes = true, .instance = "i0123abcd",
+	    .host_watched = false, .host_why = "no cgroup" };
+	struct monitor_hello got;
+
+	h.map_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	monitor_wire_hello_encode(p->out, &h);
+	carry(p);
+	assert_int_equal(monitor_wire_hello_decode(p->in, &got), 0);
+	assert_true(got.sandboxes);
+	assert_string_equal(got.instance, "i0123abcd");
+	assert_string_equal(got.host_why, "no cgroup");
+	assert_true(got.map_fd >= 0);
+	close(got.map_fd);
+	close(h.map_fd);
+}
+
+int
+main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_create_round_trips_every_field),
+		T(test_create_without_workdir_decodes_null),
+		T(test_create_with_too_many_groups_is_refused),
+		T(test_create_with_no_root_is_refused),
+		T(test_create_flag_other_than_0_or_1_is_refused),
+		T(test_create_with_a_descriptor_is_refused),
+		T(test_built_round_trips_with_its_six_descriptors),
+		T(test_reap_list_over_its_bound_is_refused),
+		T(test_reap_list_round_trips),
+		T(test_text_of_another_type_is_refused),
+		T(test_hello_carries_the_map_descriptor),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
