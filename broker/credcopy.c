@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "policy/grant.h"
+#include "policy/match.h"
 
 #define CREDCOPY_FILE_MODE 0600
 #define CREDCOPY_DIR_MODE 0700
@@ -38,6 +39,10 @@
 #define CREDCOPY_TEXT_MAX_BYTES (64u * 1024)    /* an expanded env value, the known names */
 #define CREDCOPY_SSH_CONFIG_TMP "config.corral-new"
 #define CREDCOPY_SSH_OWN "# Your own configuration, as copied:\n"
+#define CREDCOPY_KUBECONFIG ".kube/config"
+#define CREDCOPY_LINE_MAX_BYTES 1024            /* a kubeconfig line looked at (longer: skipped) */
+#define CREDCOPY_PORT_MAX 65535
+#define CREDCOPY_HTTPS_PORT 443
 #define CREDCOPY_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
 /* The child's report, one record each: a type byte, then NUL-ended fields. */
@@ -45,6 +50,7 @@ enum {
 	REC_GRANT = 'G',        /* name: the records after it are this grant's */
 	REC_COPIED = 'C',       /* path */
 	REC_SKIPPED = 'S',      /* path, reason */
+	REC_HOST = 'H',         /* "host:port" found in a copied file (kube's server) */
 	REC_ERROR = 'E',        /* message: the child failed */
 	REC_DONE = 'D',         /* the child finished */
 };
@@ -549,6 +555,63 @@ credcopy_ssh_config(struct credcopy_child *c)
 	close(ssh);
 }
 
+/* Reports the host and port of a kubeconfig line "server: https://HOST[:PORT]". */
+static void
+credcopy_kube_line(struct credcopy_child *c, char *line)
+{
+	char *p = line + strspn(line, " \t-"), *host, *end;
+	char hostport[CREDCOPY_LINE_MAX_BYTES + 8];
+	unsigned long port = CREDCOPY_HTTPS_PORT;
+
+	if (strncmp(p, "server:", 7) != 0)
+		return;
+	p += 7 + strspn(p + 7, " \t\"'");
+	if (strncmp(p, "https://", 8) != 0)
+		return;
+	host = p + 8;
+	end = host + strcspn(host, ":/\"' \t\r");
+	if (*end == ':')
+		port = strtoul(end + 1, NULL, 10);
+	*end = '\0';
+	if (*host == '\0' || port == 0 || port > CREDCOPY_PORT_MAX)
+		return;
+	snprintf(hostport, sizeof(hostport), "%s:%lu", host, port);
+	credcopy_report(c->report_fd, REC_HOST, hostport, NULL);
+}
+
+/* The clusters of the copied kubeconfig: they are the kube grant's hosts. */
+static void
+credcopy_kube_hosts(struct credcopy_child *c)
+{
+	char buf[CREDCOPY_LINE_MAX_BYTES + 1];
+	size_t len = 0;
+	bool skipping = false;
+	ssize_t n;
+	char *nl;
+	int fd;
+
+	fd = credcopy_openat2(c->spec->dst_home_fd, CREDCOPY_KUBECONFIG, O_RDONLY | O_NOFOLLOW, 0);
+	if (fd == -1)
+		return;
+	while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0) {
+		len += (size_t)n;
+		buf[len] = '\0';
+		while ((nl = strchr(buf, '\n')) != NULL) {
+			*nl = '\0';
+			if (!skipping)
+				credcopy_kube_line(c, buf);
+			skipping = false;
+			len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, len + 1);
+		}
+		if (len == sizeof(buf) - 1)
+			len = 0, skipping = true;       /* a long line (certificate data) */
+	}
+	if (len > 0 && !skipping)
+		credcopy_kube_line(c, buf);
+	close(fd);
+}
+
 /* Copies one grant's paths. */
 static void
 credcopy_copy_grant(struct credcopy_child *c, const struct credcopy_grant *g)
@@ -568,6 +631,8 @@ credcopy_copy_grant(struct credcopy_child *c, const struct credcopy_grant *g)
 		    c->first_skip[0] != '\0' ? c->first_skip : "its folders are empty");
 	if (strcmp(g->name, "ssh") == 0)
 		credcopy_ssh_config(c);
+	if (strcmp(g->name, "kube") == 0)
+		credcopy_kube_hosts(c);
 }
 
 /* The child of credcopy_copy(): as run_as, copies and reports, then exits. */
@@ -822,11 +887,66 @@ credcopy_applied_new(struct credcopy_result *r, const char *name)
 	return a;
 }
 
+static bool
+credcopy_has(char *const *list, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], s) == 0)
+			return true;
+	return false;
+}
+
 static void
 credcopy_push(char ***list, size_t *n, const char *s)
 {
 	*list = xreallocarray(*list, *n + 1, sizeof(**list));
 	(*list)[(*n)++] = xstrdup(s);
+}
+
+/* True when HOSTPORT is "host:port" with an exact host name and a port. */
+static bool
+credcopy_host_ok(const char *hostport)
+{
+	const char *colon = strrchr(hostport, ':');
+	struct policy_host h = { 0 };
+	char host[CREDCOPY_LINE_MAX_BYTES];
+	enum match_err e;
+	char *end;
+	unsigned long port;
+
+	if (colon == NULL || (size_t)(colon - hostport) >= sizeof(host))
+		return false;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || *end != '\0' || port == 0 || port > CREDCOPY_PORT_MAX)
+		return false;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
+	e = match_host_parse(host, &h);
+	free(h.name);
+	return e == MATCH_OK && h.kind == POLICY_HOST_EXACT;
+}
+
+/* A host the child found (kube's clusters): kept when valid and new, up
+ * to CREDCOPY_FOUND_HOSTS_MAX; else reported as skipped. Why: the text
+ * comes from run_as's file, and it joins the sandbox's policy. */
+static void
+credcopy_found_host(struct credcopy_applied *a, const char *hostport)
+{
+	const char *why = NULL;
+
+	if (!credcopy_host_ok(hostport))
+		why = "a cluster address the policy cannot hold (not host:port, or a wildcard)";
+	else if (credcopy_has(a->hosts, a->nhosts, hostport))
+		return;
+	else if (a->nhosts >= CREDCOPY_FOUND_HOSTS_MAX)
+		why = "more clusters than the limit";
+	if (why == NULL) {
+		credcopy_push(&a->hosts, &a->nhosts, hostport);
+		return;
+	}
+	a->skipped = xreallocarray(a->skipped, a->nskipped + 1, sizeof(*a->skipped));
+	xasprintf(&a->skipped[a->nskipped].path, "%s (server %s)", CREDCOPY_KUBECONFIG, hostport);
+	a->skipped[a->nskipped++].reason = xstrdup(why);
 }
 
 /* One record at *P into R; -1 when malformed, 1 for the end, 2 for an error. */
@@ -855,6 +975,11 @@ credcopy_parse_record(const char **p, const char *end, struct credcopy_result *r
 		if (a == NULL || (x = credcopy_field(p, end)) == NULL)
 			return -1;
 		credcopy_push(&a->copied, &a->ncopied, x);
+		return 0;
+	case REC_HOST:
+		if (a == NULL || (x = credcopy_field(p, end)) == NULL)
+			return -1;
+		credcopy_found_host(a, x);
 		return 0;
 	case REC_SKIPPED:
 		if (a == NULL || (x = credcopy_field(p, end)) == NULL || (y = credcopy_field(p, end)) == NULL)
@@ -947,7 +1072,8 @@ credcopy_add_grant_facts(const struct credcopy_spec *spec, struct credcopy_resul
 		const struct credcopy_grant *g = &spec->grants[i];
 
 		for (size_t j = 0; j < g->nhosts; j++)
-			credcopy_push(&r->grants[i].hosts, &r->grants[i].nhosts, g->hosts[j]);
+			if (!credcopy_has(r->grants[i].hosts, r->grants[i].nhosts, g->hosts[j]))
+				credcopy_push(&r->grants[i].hosts, &r->grants[i].nhosts, g->hosts[j]);
 		for (size_t j = 0; j < g->nenv; j++)
 			if (credcopy_env_add(r, g->env[j], spec->dst_home_path, err) == -1)
 				return -1;

@@ -18,6 +18,9 @@
  *   would silently give nothing), unless it names no paths (a config grant
  *   may give only hosts and env);
  * - .gitconfig is copied when present, reported as the entry "gitconfig";
+ * - kube: the grant's hosts are its kubeconfig's clusters ("server:
+ *   https://HOST[:PORT]" lines of <copy>/.kube/config, port 443 by
+ *   default), exact host names only; others are reported as skipped;
  * - ssh: a block naming the copied private keys (IdentityFile) and
  *   known_hosts (UserKnownHostsFile) is written at the top of
  *   <copy>/.ssh/config, the user's own config (if any) following it;
@@ -42,6 +45,7 @@
 #define CREDCOPY_REPORT_MAX_BYTES (256u * 1024)         /* the child's report */
 #define CREDCOPY_KEYS_MAX 16                            /* IdentityFile lines written */
 #define CREDCOPY_ENV_MAX 64                             /* variables of all grants */
+#define CREDCOPY_FOUND_HOSTS_MAX 8                      /* kube clusters taken from a kubeconfig */
 #define CREDCOPY_GITCONFIG_NAME "gitconfig"             /* the entry .gitconfig is reported in */
 
 /* One grant, built-in or from the configuration: what it copies, the

@@ -478,6 +478,39 @@ test_missing_gitconfig_is_not_reported(void **state)
 }
 
 static void
+test_kube_hosts_are_the_kubeconfigs_clusters(void **state)
+{
+	static const char *const names[] = { "kube", NULL };
+	char cfg[TEST_TEXT_MAX_BYTES], want[PATH_MAX + 32];
+	const struct credcopy_applied *a;
+	struct credcopy_result *r;
+	size_t off;
+
+	(void)state;
+	need_ready();
+	off = (size_t)snprintf(cfg, sizeof(cfg), "apiVersion: v1\nclusters:\n- cluster:\n"
+	    "    certificate-authority-data: ");
+	/* A certificate line longer than the copier reads at once. */
+	memset(cfg + off, 'A', 3000);
+	off += 3000;
+	snprintf(cfg + off, sizeof(cfg) - off, "\n    server: https://k8s.example.com:6443\n"
+	    "  name: one\n- cluster:\n    server: \"https://Other.Example.org\"\n"
+	    "- cluster:\n    server: https://*.evil.example\n"
+	    "- cluster:\n    server: https://k8s.example.com:6443\n");
+	mk_dir(src, ".kube");
+	mk_file(src, ".kube/config", cfg);
+	r = copy_ok(names);
+	a = applied(r, "kube");
+	assert_int_equal(a->nhosts, 2);
+	assert_string_equal(a->hosts[0], "k8s.example.com:6443");
+	assert_string_equal(a->hosts[1], "Other.Example.org:443");
+	assert_non_null(skip_reason(a, ".kube/config (server *.evil.example:443)"));
+	snprintf(want, sizeof(want), "%s/.kube/config", dst);
+	assert_string_equal(env_of(r, "KUBECONFIG"), want);
+	credcopy_result_free(r);
+}
+
+static void
 test_symlink_key_pointing_outside_is_skipped_and_reported(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
@@ -833,6 +866,7 @@ main(void)
 		T(test_each_grant_reports_its_hosts),
 		T(test_gitconfig_is_copied_with_any_grant),
 		T(test_missing_gitconfig_is_not_reported),
+		T(test_kube_hosts_are_the_kubeconfigs_clusters),
 		T(test_symlink_key_pointing_outside_is_skipped_and_reported),
 		T(test_symlink_to_a_file_run_as_cannot_read_is_not_copied),
 		T(test_file_run_as_cannot_read_is_skipped_as_unreadable),
