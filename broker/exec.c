@@ -314,9 +314,9 @@ out:
 	return rc;
 }
 
-struct exec_proc *
-exec_start(struct exec_channel *ch, const struct exec_request *req,
-    const struct exec_callbacks *cb, void *arg, char **err)
+/* A new proc on CH with no descriptors yet; NULL when the channel is gone. */
+static struct exec_proc *
+exec_proc_new(struct exec_channel *ch, const struct exec_callbacks *cb, void *arg, char **err)
 {
 	struct exec_proc *p;
 
@@ -329,17 +329,58 @@ exec_start(struct exec_channel *ch, const struct exec_request *req,
 	p->id = ch->next_id++;
 	p->pid = -1;
 	p->in = p->out = p->errfd = -1;
-	p->master = req->tty ? -2 : -1; /* -2: a master is to come */
+	p->master = -1;
 	p->cb = *cb;
 	p->arg = arg;
-	if (exec_send(p, req, err) == -1) {
+	return p;
+}
+
+/* Puts P on its channel's list once sent (RC 0), else frees it. */
+static struct exec_proc *
+exec_proc_sent(struct exec_proc *p, int rc)
+{
+	if (rc == -1) {
 		p->ch = NULL;
 		exec_proc_free(p);
 		return NULL;
 	}
-	p->next = ch->procs;
-	ch->procs = p;
+	p->next = p->ch->procs;
+	p->ch->procs = p;
 	return p;
+}
+
+struct exec_proc *
+exec_start(struct exec_channel *ch, const struct exec_request *req,
+    const struct exec_callbacks *cb, void *arg, char **err)
+{
+	struct exec_proc *p = exec_proc_new(ch, cb, arg, err);
+
+	if (p == NULL)
+		return NULL;
+	p->master = req->tty ? -2 : -1; /* -2: a master is to come */
+	return exec_proc_sent(p, exec_send(p, req, err));
+}
+
+struct exec_proc *
+exec_fsop_start(struct exec_channel *ch, const struct exec_fsop_request *req,
+    const struct exec_callbacks *cb, void *arg, char **err)
+{
+	struct initproto_fsop f = { .op = req->op, .path = req->path,
+		.pattern = req->pattern != NULL ? req->pattern : "",
+		.out_fd = req->out_fd, .in_fd = req->in_fd };
+	struct exec_proc *p = exec_proc_new(ch, cb, arg, err);
+	int rc = 0;
+
+	if (p == NULL)
+		return NULL;
+	f.id = p->id;
+	/* The descriptors are attached, not owned: the caller closes them. */
+	initproto_fsop_encode(ch->out, &f);
+	if (initproto_send(ch->fd, ch->out) == -1) {
+		xasprintf(err, "sending the file operation to corral-init: %s", strerror(errno));
+		rc = -1;
+	}
+	return exec_proc_sent(p, rc);
 }
 
 pid_t

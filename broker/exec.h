@@ -40,6 +40,18 @@ struct exec_request {
 					 * exec_start returns. */
 };
 
+/* A file operation (broker/init/fsop.h) for corral-init to run under a
+ * workload's layers. Its result is written to OUT_FD's file; IN_FD's file
+ * holds the input of a write or an edit (-1 otherwise). Neither is taken:
+ * the caller closes its copies once exec_fsop_start returns. */
+struct exec_fsop_request {
+	unsigned int op;                /* enum fsop_op */
+	const char *path;               /* "" : the workspace */
+	const char *pattern;            /* grep; NULL otherwise */
+	int out_fd;
+	int in_fd;
+};
+
 struct exec_callbacks {
 	void (*started)(struct exec_proc *p, const char *why, void *arg);
 	void (*exited)(struct exec_proc *p, int code, void *arg);
@@ -57,6 +69,11 @@ void exec_channel_free(struct exec_channel *ch);
 
 /* Starts REQ; NULL with a reason in *ERR when it cannot even be sent. */
 struct exec_proc *exec_start(struct exec_channel *ch, const struct exec_request *req,
+    const struct exec_callbacks *cb, void *arg, char **err);
+/* Starts the file operation REQ, answered through CB as a command is
+ * (started, then exited: 0 done, 1 refused, other codes: no result);
+ * NULL with a reason in *ERR when it cannot be sent. */
+struct exec_proc *exec_fsop_start(struct exec_channel *ch, const struct exec_fsop_request *req,
     const struct exec_callbacks *cb, void *arg, char **err);
 /* The command's pid inside the sandbox (after started), else -1. */
 pid_t exec_pid(const struct exec_proc *p);

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "broker/init/drop.h"
+#include "broker/init/fsop.h"
 #include "broker/init/initproto.h"
 #include "broker/init/landlock.h"
 #include "broker/init/mounts.h"
@@ -50,6 +51,12 @@
 #define INIT_HOSTNAME_MAX_BYTES 63      /* a sandbox name's longest */
 #define INIT_SIGNAL_MAX 64
 #define INIT_EXTRA_FD 3                 /* where a command finds its extra descriptor */
+#define INIT_FSOP_OUT_FD 3              /* a file operation's result, in its child */
+#define INIT_FSOP_IN_FD 4               /* its input (write, edit) */
+#define INIT_FSOP_IN_MAX_BYTES (2 * FSOP_WRITE_MAX_BYTES + 8)  /* an edit's old and new */
+#define INIT_FSOP_EXIT_OK 0             /* the result says done */
+#define INIT_FSOP_EXIT_REFUSED 1        /* the result holds a refusal */
+#define INIT_FSOP_EXIT_BROKEN 127       /* no result could be written */
 
 extern char **environ;
 
@@ -288,11 +295,33 @@ init_child_fail(int pipefd, enum init_step step)
 	_exit(127);
 }
 
+/* In a forked child: enters the layers every workload gets, in CWD. -1
+ * with the step that failed in *STEP (errno set). */
+static int
+init_enter_layers(struct init_state *st, const char *cwd, enum init_step *step)
+{
+	char why[DROP_ERR_MAX_BYTES];
+
+	*step = INIT_STEP_CHDIR;
+	if (chdir(cwd[0] != '\0' ? cwd : st->spec.workdir) == -1)
+		return -1;
+	*step = INIT_STEP_DROP;
+	if (drop_verify(why, sizeof(why)) == -1)
+		return -1;
+	/* A layer of its own under corral-init's: same paths, and the scopes
+	 * now keep corral-init out of the command's reach. */
+	*step = INIT_STEP_LANDLOCK;
+	if (st->rs != NULL && ll_restrict_self(st->rs) == -1)
+		return -1;
+	*step = INIT_STEP_SECCOMP;
+	return seccomp_apply_workload();
+}
+
 /* In the forked child: becomes the command. Never returns. */
 static void __attribute__((noreturn))
 init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
 {
-	char why[DROP_ERR_MAX_BYTES];
+	enum init_step step;
 	sigset_t none;
 	int i;
 
@@ -313,16 +342,8 @@ init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
 	 * 3 when the daemon gave one. */
 	close_range(e->extra_fd != -1 ? INIT_EXTRA_FD + 1 : INIT_EXTRA_FD, ~0U,
 	    CLOSE_RANGE_CLOEXEC);
-	if (chdir(e->cwd[0] != '\0' ? e->cwd : st->spec.workdir) == -1)
-		init_child_fail(pipefd, INIT_STEP_CHDIR);
-	if (drop_verify(why, sizeof(why)) == -1)
-		init_child_fail(pipefd, INIT_STEP_DROP);
-	/* A layer of its own under corral-init's: same paths, and the scopes
-	 * now keep corral-init out of the command's reach. */
-	if (st->rs != NULL && ll_restrict_self(st->rs) == -1)
-		init_child_fail(pipefd, INIT_STEP_LANDLOCK);
-	if (seccomp_apply_workload() == -1)
-		init_child_fail(pipefd, INIT_STEP_SECCOMP);
+	if (init_enter_layers(st, e->cwd, &step) == -1)
+		init_child_fail(pipefd, step);
 	environ = (char **)(uintptr_t)e->envp;
 	execvp(e->argv[0], (char *const *)(uintptr_t)e->argv);
 	init_child_fail(pipefd, INIT_STEP_EXEC);
@@ -422,6 +443,135 @@ failed:
 		_exit(1);
 }
 
+/* The input file of a write or an edit (the daemon's), whole; NULL when
+ * it is larger than INIT_FSOP_IN_MAX_BYTES or unreadable. */
+static char *
+init_fsop_input(int fd, size_t *len)
+{
+	struct stat sb;
+	char *data;
+	ssize_t n;
+
+	if (fstat(fd, &sb) == -1 || sb.st_size < 0 || sb.st_size > INIT_FSOP_IN_MAX_BYTES)
+		return NULL;
+	data = malloc((size_t)sb.st_size + 1);
+	if (data == NULL)
+		return NULL;
+	n = pread(fd, data, (size_t)sb.st_size, 0);
+	if (n != (ssize_t)sb.st_size) {
+		free(data);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return data;
+}
+
+/* An edit's input: a u64 length, the old text, then the new text. */
+static int
+init_fsop_edit(int ws, const struct initproto_fsop *f, const char *in, size_t len,
+    struct fsop_out *out)
+{
+	uint64_t old_len;
+
+	if (len < sizeof(old_len))
+		return fsop_out_fail(out, FSOP_INVALID, "the edit's input is malformed");
+	memcpy(&old_len, in, sizeof(old_len));
+	if (old_len > len - sizeof(old_len))
+		return fsop_out_fail(out, FSOP_INVALID, "the edit's input is malformed");
+	return fsop_edit(ws, f->path, in + sizeof(old_len), (size_t)old_len,
+	    in + sizeof(old_len) + old_len, len - sizeof(old_len) - (size_t)old_len, out);
+}
+
+/* Runs F, already under the workload's layers: relative paths beneath the
+ * workspace, absolute ones (read, list, grep) from / where Landlock is the
+ * wall; writes and edits take relative paths only. */
+static int
+init_fsop_run(struct init_state *st, const struct initproto_fsop *f, struct fsop_out *out)
+{
+	int ws = open(st->spec.workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *in = NULL;
+	size_t len = 0;
+
+	if (ws == -1 || root == -1)
+		return fsop_out_fail(out, FSOP_FAILED, "the workspace cannot be opened");
+	if (f->in_fd != -1 && (in = init_fsop_input(INIT_FSOP_IN_FD, &len)) == NULL)
+		return fsop_out_fail(out, FSOP_LIMIT, "the input cannot be read or is too large");
+	switch (f->op) {
+	case FSOP_READ:
+		return fsop_read(ws, root, f->path, out);
+	case FSOP_WRITE:
+		return fsop_write(ws, f->path, in != NULL ? in : "", len, out);
+	case FSOP_EDIT:
+		return init_fsop_edit(ws, f, in != NULL ? in : "", len, out);
+	case FSOP_LIST:
+		return fsop_list(ws, root, f->path, out);
+	case FSOP_GREP:
+		return fsop_grep(ws, root, f->pattern, f->path, out);
+	}
+	return fsop_out_fail(out, FSOP_INVALID, "unknown file operation");
+}
+
+/* In the forked child: runs the file operation F under exactly the layers
+ * a workload gets (the same code as a command's start), writes its result
+ * and exits. Never returns. */
+static void __attribute__((noreturn))
+init_fsop_child(struct init_state *st, const struct initproto_fsop *f)
+{
+	char why[FSOP_MESSAGE_MAX_BYTES];
+	struct fsop_out out;
+	enum init_step step;
+	sigset_t none;
+	int rc;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	/* The result's and the input's files only: the channel (3) goes now;
+	 * the rest of corral-init's (the Landlock ruleset among them) once
+	 * the layers are on. */
+	if (dup2(f->out_fd, INIT_FSOP_OUT_FD) == -1 ||
+	    (f->in_fd != -1 && dup2(f->in_fd, INIT_FSOP_IN_FD) == -1))
+		_exit(INIT_FSOP_EXIT_BROKEN);
+	fsop_out_init(&out);
+	if (init_enter_layers(st, "", &step) == -1) {
+		snprintf(why, sizeof(why), "the file operation could not start: %s: %s",
+		    init_step_names[step], strerror(errno));
+		rc = fsop_out_fail(&out, FSOP_FAILED, why);
+	} else {
+		close_range(f->in_fd != -1 ? INIT_FSOP_IN_FD + 1 : INIT_FSOP_OUT_FD + 1, ~0U, 0);
+		rc = init_fsop_run(st, f, &out);
+	}
+	if (fsop_out_write(&out, INIT_FSOP_OUT_FD) == -1)
+		_exit(INIT_FSOP_EXIT_BROKEN);
+	_exit(rc == 0 ? INIT_FSOP_EXIT_OK : INIT_FSOP_EXIT_REFUSED);
+}
+
+/* Forks the file operation F; reports STARTED or FAILED, then EXITED
+ * comes as for a command. */
+static void
+init_fsop_start(struct init_state *st, struct initproto_fsop *f)
+{
+	char why[INITPROTO_ERR_MAX_BYTES];
+	pid_t pid = -1;
+
+	if (st->n_children < INIT_CHILDREN_MAX && (pid = fork()) == 0)
+		init_fsop_child(st, f);
+	close(f->out_fd);
+	if (f->in_fd != -1)
+		close(f->in_fd);
+	if (pid == -1) {
+		snprintf(why, sizeof(why), "file operation: %s", st->n_children ==
+		    INIT_CHILDREN_MAX ? "too many commands run" : strerror(errno));
+		if (initproto_send_text(st->chan, INITPROTO_FAILED, f->id, why) == -1)
+			_exit(1);
+		return;
+	}
+	st->children[st->n_children++] = (struct init_child){ f->id, pid };
+	if (initproto_send_nums(st->chan, INITPROTO_STARTED, f->id, (uint32_t)pid, -1) == -1)
+		_exit(1);
+}
+
 /* Signals the process group of the command ID (its session leader's). */
 static void
 init_kill(struct init_state *st, uint32_t id, uint32_t sig)
@@ -444,6 +594,7 @@ static void
 init_dispatch(struct init_state *st)
 {
 	struct initproto_exec *e;
+	struct initproto_fsop f;
 	uint32_t id, sig;
 	int rc;
 
@@ -457,6 +608,13 @@ init_dispatch(struct init_state *st)
 		    initproto_get_u32(st->msg, &sig) == -1 || initproto_get_end(st->msg, 0) == -1)
 			_exit(1);
 		init_kill(st, id, sig);
+		return;
+	}
+	if (st->msg->type == INITPROTO_FSOP) {
+		if (initproto_fsop_decode(st->msg, &f) == -1)
+			_exit(1);
+		init_fsop_start(st, &f);
+		initproto_msg_clear(st->msg);
 		return;
 	}
 	e = malloc(sizeof(*e));

@@ -7,12 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "broker/init/fsop.h"
 #include "broker/init/initproto.h"
 
 #define INITPROTO_TYPE_BYTES sizeof(uint32_t)
 #define INITPROTO_TTY_FLAG 0x1u
 #define INITPROTO_EXTRA_FD_FLAG 0x2u    /* EXEC: a descriptor for the command's fd 3 */
 #define INITPROTO_EXEC_FLAGS (INITPROTO_TTY_FLAG | INITPROTO_EXTRA_FD_FLAG)
+#define INITPROTO_FSOP_INPUT_FLAG 0x1u  /* FSOP: an input descriptor follows the result's */
 
 void
 initproto_msg_init(struct initproto_msg *m, enum initproto_type type)
@@ -352,6 +354,38 @@ initproto_exec_decode(struct initproto_msg *m, struct initproto_exec *e)
 bad:
 	errno = EBADMSG;
 	return -1;
+}
+
+void
+initproto_fsop_encode(struct initproto_msg *m, const struct initproto_fsop *f)
+{
+	initproto_msg_init(m, INITPROTO_FSOP);
+	initproto_put_u32(m, f->id);
+	initproto_put_u32(m, f->op);
+	initproto_put_u32(m, f->in_fd != -1 ? INITPROTO_FSOP_INPUT_FLAG : 0);
+	initproto_put_str(m, f->path);
+	initproto_put_str(m, f->pattern);
+	initproto_put_fd(m, f->out_fd);
+	if (f->in_fd != -1)
+		initproto_put_fd(m, f->in_fd);
+}
+
+int
+initproto_fsop_decode(struct initproto_msg *m, struct initproto_fsop *f)
+{
+	uint32_t flags;
+
+	if (m->type != INITPROTO_FSOP || initproto_get_u32(m, &f->id) == -1 ||
+	    initproto_get_u32(m, &f->op) == -1 || f->op == 0 || f->op > FSOP_OP_MAX ||
+	    initproto_get_u32(m, &flags) == -1 || (flags & ~INITPROTO_FSOP_INPUT_FLAG) ||
+	    initproto_get_str(m, &f->path) == -1 || initproto_get_str(m, &f->pattern) == -1 ||
+	    initproto_get_end(m, (flags & INITPROTO_FSOP_INPUT_FLAG) ? 2 : 1) == -1) {
+		errno = EBADMSG;
+		return -1;
+	}
+	f->out_fd = initproto_take_fd(m, 0);
+	f->in_fd = (flags & INITPROTO_FSOP_INPUT_FLAG) ? initproto_take_fd(m, 1) : -1;
+	return 0;
 }
 
 int

@@ -24,6 +24,12 @@
  *                or FAILED    id, text: the command did not start
  *   init -> daemon  EXITED    id, exit code (128+N for signal N)
  *   daemon -> init  KILL      id, signal: sent to the command's process group
+ *   daemon -> init  FSOP      id, a file operation (broker/init/fsop.h);
+ *                             fds: the result's file, then the input's
+ *                             (write and edit); answered as EXEC is
+ *                             (STARTED, then EXITED: 0 when the result
+ *                             says done, 1 when it holds a refusal, 127
+ *                             when it could not start and holds nothing)
  * corral-init exits when the channel closes; the kernel then kills every
  * process of the sandbox's pid namespace. Library-like: nothing here logs. */
 #ifndef CORRAL_INITPROTO_H
@@ -52,6 +58,7 @@ enum initproto_type {
 	INITPROTO_FAILED,
 	INITPROTO_EXITED,
 	INITPROTO_KILL,
+	INITPROTO_FSOP,
 };
 
 /* One message being built or read. Received descriptors belong to it until
@@ -95,6 +102,17 @@ struct initproto_exec {
 	int extra_fd;                           /* the command's fd 3; -1: none */
 };
 
+/* One file operation to run under a workload's layers. */
+struct initproto_fsop {
+	uint32_t id;                            /* the daemon's, echoed in replies */
+	uint32_t op;                            /* enum fsop_op */
+	const char *path;                       /* "" : the workspace (list, grep) */
+	const char *pattern;                    /* grep; "" otherwise */
+	int out_fd;                             /* the file the result is written to */
+	int in_fd;                              /* write: the content; edit: u64 old
+						 * length, old, new; -1 otherwise */
+};
+
 /* Starts an empty message of TYPE. */
 void initproto_msg_init(struct initproto_msg *m, enum initproto_type type);
 /* Closes the descriptors M still owns and empties it. */
@@ -129,6 +147,11 @@ int initproto_spec_decode(struct initproto_msg *m, struct initproto_spec *s);
  * then extra_fd when it is not -1). */
 void initproto_exec_encode(struct initproto_msg *m, const struct initproto_exec *e);
 int initproto_exec_decode(struct initproto_msg *m, struct initproto_exec *e);
+
+/* The same for FSOP (the result's descriptor, then the input's when
+ * in_fd is not -1). The decoder refuses an unknown op. */
+void initproto_fsop_encode(struct initproto_msg *m, const struct initproto_fsop *f);
+int initproto_fsop_decode(struct initproto_msg *m, struct initproto_fsop *f);
 
 /* Sends a message of TYPE holding ID and NUM (READY, STARTED, EXITED,
  * KILL) and FD when it is not -1 (STARTED of a tty: the master). */

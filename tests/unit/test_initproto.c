@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "broker/init/fsop.h"
 #include "broker/init/initproto.h"
 
 struct pair {
@@ -250,6 +251,72 @@ test_exec_with_descriptors_in_tty_mode_is_refused(void **state)
 	assert_int_equal(count_fds(), before);
 }
 
+static void
+test_fsop_round_trips_with_its_descriptors(void **state)
+{
+	struct pair *p = *state;
+	struct initproto_fsop f = { .id = 9, .op = FSOP_GREP, .path = "notes",
+		.pattern = "TO+DO", .in_fd = -1 }, got;
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	f.out_fd = fds[1];
+	initproto_fsop_encode(p->m, &f);
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_fsop_decode(p->m, &got), 0);
+	assert_int_equal(got.id, 9);
+	assert_int_equal(got.op, FSOP_GREP);
+	assert_string_equal(got.path, "notes");
+	assert_string_equal(got.pattern, "TO+DO");
+	assert_int_equal(got.in_fd, -1);
+	assert_true(got.out_fd > 2);
+	close(got.out_fd);
+	f.op = FSOP_WRITE;
+	f.in_fd = fds[0];
+	initproto_fsop_encode(p->m, &f);
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_fsop_decode(p->m, &got), 0);
+	assert_true(got.in_fd > 2 && got.out_fd > 2);
+	close(got.in_fd);
+	close(got.out_fd);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void
+test_fsop_with_an_unknown_op_is_refused_and_its_fds_closed(void **state)
+{
+	struct pair *p = *state;
+	struct initproto_fsop f = { .id = 1, .op = FSOP_OP_MAX + 1, .path = "",
+		.pattern = "", .in_fd = -1 }, got;
+	int before = count_fds();
+
+	f.out_fd = 1;
+	initproto_fsop_encode(p->m, &f);
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_fsop_decode(p->m, &got), -1);
+	initproto_msg_clear(p->m);
+	assert_int_equal(count_fds(), before);
+}
+
+static void
+test_fsop_with_the_input_flag_but_one_descriptor_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct initproto_fsop f = { .id = 1, .op = FSOP_WRITE, .path = "a",
+		.pattern = "", .out_fd = 1, .in_fd = -1 }, got;
+
+	initproto_fsop_encode(p->m, &f);
+	p->m->body[8] = 1;      /* the flags word, after id and op */
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_fsop_decode(p->m, &got), -1);
+	initproto_msg_clear(p->m);
+}
+
 /* A raw message being written by hand. */
 struct raw {
 	unsigned char b[512];
@@ -418,6 +485,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_exec_with_the_extra_flag_but_no_descriptor_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_with_an_unknown_flag_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_without_arguments_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsop_round_trips_with_its_descriptors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsop_with_an_unknown_op_is_refused_and_its_fds_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsop_with_the_input_flag_but_one_descriptor_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_without_its_nul_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_with_a_nul_inside_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_longer_than_the_message_is_refused, setup, teardown),

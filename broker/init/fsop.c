@@ -1,0 +1,901 @@
+/* The file API's operations on folder descriptors, and their result. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "broker/init/fsop.h"
+
+#define FSOP_OUT_CHUNK_BYTES 4096
+#define FSOP_DIR_MODE 0755              /* folders write creates (umask applies) */
+#define FSOP_FILE_MODE 0644             /* files write creates (umask applies) */
+
+/* A folder's names, sorted. */
+struct fsop_names {
+	char **v;
+	size_t n, cap;
+};
+
+/* What grep carries down the tree. */
+struct fsop_grep_state {
+	regex_t re;
+	struct fsop_out *out;
+	uint32_t count;
+	uint32_t kept;
+	size_t n_pos;                   /* where the kept count is, in out */
+	char path[PATH_MAX];            /* the file being searched, as shown */
+};
+
+void
+fsop_out_init(struct fsop_out *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+void
+fsop_out_clear(struct fsop_out *o)
+{
+	free(o->data);
+	fsop_out_init(o);
+}
+
+static void
+fsop_put(struct fsop_out *o, const void *p, size_t n)
+{
+	size_t cap = o->cap == 0 ? FSOP_OUT_CHUNK_BYTES : o->cap;
+	unsigned char *grown;
+
+	if (o->overflow || n > FSOP_OUT_MAX_BYTES - o->len) {
+		o->overflow = true;
+		return;
+	}
+	while (cap < o->len + n)
+		cap *= 2;
+	if (cap > o->cap) {
+		grown = realloc(o->data, cap);
+		if (grown == NULL) {
+			o->overflow = true;
+			return;
+		}
+		o->data = grown;
+		o->cap = cap;
+	}
+	memcpy(o->data + o->len, p, n);
+	o->len += n;
+}
+
+static void
+fsop_put_u32(struct fsop_out *o, uint32_t v)
+{
+	fsop_put(o, &v, sizeof(v));
+}
+
+static void
+fsop_put_u64(struct fsop_out *o, uint64_t v)
+{
+	fsop_put(o, &v, sizeof(v));
+}
+
+static void
+fsop_put_bytes(struct fsop_out *o, const void *p, size_t n)
+{
+	fsop_put_u32(o, (uint32_t)n);
+	fsop_put(o, p, n);
+}
+
+/* Replaces whatever OUT holds by an error result; returns -1. */
+static int __attribute__((format(printf, 3, 4)))
+fsop_fail(struct fsop_out *out, enum fsop_status status, const char *fmt, ...)
+{
+	char msg[FSOP_MESSAGE_MAX_BYTES];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	out->len = 0;
+	out->overflow = false;
+	fsop_put_u32(out, status);
+	fsop_put_bytes(out, msg, strlen(msg));
+	return -1;
+}
+
+int
+fsop_out_fail(struct fsop_out *out, enum fsop_status status, const char *message)
+{
+	return fsop_fail(out, status, "%s", message);
+}
+
+/* The error result for ERR while opening or using PATH. */
+static int
+fsop_fail_errno(struct fsop_out *out, const char *path, int err)
+{
+	switch (err) {
+	case ENOENT:
+		return fsop_fail(out, FSOP_NOT_FOUND, "%s: no such file or folder", path);
+	case EXDEV:
+		return fsop_fail(out, FSOP_PERMISSION, "%s: leads outside the workspace "
+		    "(through '..' or a symbolic link); name a path inside it", path);
+	case ELOOP:
+		return fsop_fail(out, FSOP_PERMISSION, "%s: a symbolic link that is not "
+		    "followed here (a loop, or a /proc magic link)", path);
+	case EACCES:
+	case EPERM:
+		return fsop_fail(out, FSOP_PERMISSION, "%s: permission denied in the "
+		    "sandbox (outside its writable roots, or the file's mode)", path);
+	case EROFS:
+		return fsop_fail(out, FSOP_PERMISSION, "%s: on a read-only root", path);
+	case ENOTDIR:
+	case EISDIR:
+	case ENAMETOOLONG:
+		return fsop_fail(out, FSOP_INVALID, "%s: %s", path, strerror(err));
+	default:
+		return fsop_fail(out, FSOP_FAILED, "%s: %s", path, strerror(err));
+	}
+}
+
+/* Opens PATH: relative beneath WS, absolute within ROOT (-1: refused with
+ * EXDEV). Magic links (/proc/PID/fd/N and the like) are never followed:
+ * they would lead wherever the descriptor they stand for points. */
+static int
+fsop_open(int ws, int root, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .mode = mode,
+		.resolve = RESOLVE_NO_MAGICLINKS };
+	int dirfd = ws;
+
+	if (path[0] == '/') {
+		if (root == -1) {
+			errno = EXDEV;
+			return -1;
+		}
+		dirfd = root;
+		how.resolve |= RESOLVE_IN_ROOT;
+	} else {
+		how.resolve |= RESOLVE_BENEATH;
+	}
+	if (!(flags & O_CREAT))
+		how.mode = 0;
+	return (int)syscall(SYS_openat2, dirfd, path[0] != '\0' ? path : ".", &how, sizeof(how));
+}
+
+/* Reads up to MAX bytes of FD from its start into *DATA (malloc'd, one
+ * byte more for a NUL); *MORE when the file holds more. */
+static int
+fsop_slurp(int fd, size_t max, char **data, size_t *len, bool *more)
+{
+	char *buf = malloc(max + 2);
+	size_t got = 0;
+	ssize_t n;
+
+	if (buf == NULL)
+		return -1;
+	while (got < max + 1) {
+		n = pread(fd, buf + got, max + 1 - got, (off_t)got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			free(buf);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	*more = got > max;
+	*len = *more ? max : got;
+	buf[*len] = '\0';
+	*data = buf;
+	return 0;
+}
+
+/* Opens PATH as a regular file (FLAGS: O_RDONLY or O_RDWR). */
+static int
+fsop_open_regular(int ws, int root, const char *path, int flags, struct fsop_out *out)
+{
+	struct stat st;
+	int fd;
+
+	/* O_NONBLOCK: opening a FIFO must not hang the operation. */
+	fd = fsop_open(ws, root, path, flags | O_NONBLOCK | O_NOCTTY, 0);
+	if (fd == -1)
+		return fsop_fail_errno(out, path, errno);
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fsop_fail(out, FSOP_INVALID, "%s: not a regular file", path);
+	}
+	return fd;
+}
+
+int
+fsop_read(int ws, int root, const char *path, struct fsop_out *out)
+{
+	char *data;
+	size_t len;
+	bool more;
+	int fd, rc;
+
+	if ((fd = fsop_open_regular(ws, root, path, O_RDONLY, out)) == -1)
+		return -1;
+	rc = fsop_slurp(fd, FSOP_READ_MAX_BYTES, &data, &len, &more);
+	close(fd);
+	if (rc == -1)
+		return fsop_fail_errno(out, path, errno);
+	fsop_put_u32(out, FSOP_OK);
+	fsop_put_u32(out, more);
+	fsop_put_bytes(out, data, len);
+	free(data);
+	return 0;
+}
+
+/* Creates PATH's missing parent folders beneath WS. Each one is made in
+ * its parent as opened from WS again, so a symbolic link met on the way
+ * cannot lead out. */
+static int
+fsop_make_parents(int ws, const char *path)
+{
+	char prefix[PATH_MAX];
+	const char *slash;
+	size_t at = 0;
+	int dirfd = fsop_open(ws, -1, "", O_PATH | O_DIRECTORY, 0), rc;
+
+	while (dirfd != -1 && (slash = strchr(path + at, '/')) != NULL) {
+		if ((size_t)(slash - path) >= sizeof(prefix)) {
+			close(dirfd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(prefix, path, (size_t)(slash - path));
+		prefix[slash - path] = '\0';
+		rc = mkdirat(dirfd, prefix + at, FSOP_DIR_MODE);
+		close(dirfd);
+		if (rc == -1 && errno != EEXIST)
+			return -1;
+		dirfd = fsop_open(ws, -1, prefix, O_PATH | O_DIRECTORY, 0);
+		at = (size_t)(slash - path) + 1;
+	}
+	if (dirfd == -1)
+		return -1;
+	close(dirfd);
+	return 0;
+}
+
+/* Writes all of DATA at the start of FD and cuts the file there. */
+static int
+fsop_overwrite(int fd, const void *data, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(fd, (const char *)data + done, len - done, (off_t)done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		done += (size_t)n;
+	}
+	return ftruncate(fd, (off_t)len);
+}
+
+/* Opens PATH for writing, beneath WS: created anew when missing (*CREATED),
+ * else the regular file that is there. */
+static int
+fsop_open_for_write(int ws, const char *path, bool *created, struct fsop_out *out)
+{
+	int fd;
+
+	if (path[0] == '\0' || path[strlen(path) - 1] == '/')
+		return fsop_fail(out, FSOP_INVALID, "'%s': a file name is needed", path);
+	if (path[0] == '/')
+		return fsop_fail_errno(out, path, EXDEV);
+	if (fsop_make_parents(ws, path) == -1)
+		return fsop_fail_errno(out, path, errno);
+	*created = true;
+	fd = fsop_open(ws, -1, path, O_WRONLY | O_CREAT | O_EXCL, FSOP_FILE_MODE);
+	if (fd != -1 || errno != EEXIST)
+		return fd != -1 ? fd : fsop_fail_errno(out, path, errno);
+	*created = false;
+	return fsop_open_regular(ws, -1, path, O_WRONLY, out);
+}
+
+/* The result of a write or an edit. */
+static int
+fsop_written(struct fsop_out *out, size_t len, bool created)
+{
+	fsop_put_u32(out, FSOP_OK);
+	fsop_put_u64(out, len);
+	fsop_put_u32(out, created);
+	return 0;
+}
+
+int
+fsop_write(int ws, const char *path, const void *data, size_t len, struct fsop_out *out)
+{
+	bool created = false;
+	int fd, rc;
+
+	if (len > FSOP_WRITE_MAX_BYTES)
+		return fsop_fail(out, FSOP_LIMIT, "%s: %zu bytes is more than a write may "
+		    "hold (%d)", path, len, FSOP_WRITE_MAX_BYTES);
+	if ((fd = fsop_open_for_write(ws, path, &created, out)) == -1)
+		return -1;
+	rc = fsop_overwrite(fd, data, len);
+	if (rc == -1)
+		rc = fsop_fail_errno(out, path, errno);
+	if (close(fd) == -1 && rc == 0)
+		rc = fsop_fail_errno(out, path, errno);
+	return rc == 0 ? fsop_written(out, len, created) : -1;
+}
+
+/* How often NEEDLE occurs in HAY, not overlapping; the first at *FIRST. */
+static size_t
+fsop_occurrences(const char *hay, size_t len, const char *needle, size_t n, size_t *first)
+{
+	const char *p = hay, *hit;
+	size_t count = 0;
+
+	while ((hit = memmem(p, len - (size_t)(p - hay), needle, n)) != NULL) {
+		if (count++ == 0)
+			*first = (size_t)(hit - hay);
+		p = hit + n;
+	}
+	return count;
+}
+
+/* DATA with the OLD_LEN bytes at AT replaced by NEW, malloc'd. */
+static char *
+fsop_splice(const char *data, size_t len, size_t at, size_t old_len, const char *new_text,
+    size_t new_len, size_t *out_len)
+{
+	char *buf;
+
+	*out_len = len - old_len + new_len;
+	buf = malloc(*out_len + 1);
+	if (buf == NULL)
+		return NULL;
+	memcpy(buf, data, at);
+	memcpy(buf + at, new_text, new_len);
+	memcpy(buf + at + new_len, data + at + old_len, len - at - old_len);
+	return buf;
+}
+
+/* The edit's checks on the file's DATA; -1 with the refusal in OUT. */
+static int
+fsop_edit_check(const char *path, const char *data, size_t len, bool more, const char *old,
+    size_t old_len, size_t new_len, size_t *at, struct fsop_out *out)
+{
+	size_t n;
+
+	if (more)
+		return fsop_fail(out, FSOP_LIMIT, "%s: larger than an edit may change (%d "
+		    "bytes)", path, FSOP_WRITE_MAX_BYTES);
+	n = fsop_occurrences(data, len, old, old_len, at);
+	if (n != 1)
+		return fsop_fail(out, FSOP_INVALID, "%s: the old text occurs %zu times; it "
+		    "must occur exactly once%s", path, n,
+		    n == 0 ? "" : " (give more of the text around it)");
+	if (len - old_len + new_len > FSOP_WRITE_MAX_BYTES)
+		return fsop_fail(out, FSOP_LIMIT, "%s: the edited file would be larger than "
+		    "%d bytes", path, FSOP_WRITE_MAX_BYTES);
+	return 0;
+}
+
+int
+fsop_edit(int ws, const char *path, const char *old, size_t old_len, const char *new_text,
+    size_t new_len, struct fsop_out *out)
+{
+	char *data = NULL, *edited = NULL;
+	size_t len, at = 0, edited_len = 0;
+	bool more;
+	int fd, rc = -1;
+
+	if (old_len == 0)
+		return fsop_fail(out, FSOP_INVALID, "%s: the old text is empty; give the text "
+		    "to replace", path);
+	if (path[0] == '/')
+		return fsop_fail_errno(out, path, EXDEV);
+	if ((fd = fsop_open_regular(ws, -1, path, O_RDWR, out)) == -1)
+		return -1;
+	if (fsop_slurp(fd, FSOP_WRITE_MAX_BYTES, &data, &len, &more) == -1) {
+		fsop_fail_errno(out, path, errno);
+		goto out;
+	}
+	if (fsop_edit_check(path, data, len, more, old, old_len, new_len, &at, out) == -1)
+		goto out;
+	edited = fsop_splice(data, len, at, old_len, new_text, new_len, &edited_len);
+	if (edited == NULL || fsop_overwrite(fd, edited, edited_len) == -1) {
+		fsop_fail_errno(out, path, edited == NULL ? ENOMEM : errno);
+		goto out;
+	}
+	rc = fsop_written(out, edited_len, false);
+out:
+	close(fd);
+	free(data);
+	free(edited);
+	return rc;
+}
+
+static int
+fsop_names_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+fsop_names_clear(struct fsop_names *names)
+{
+	size_t i;
+
+	for (i = 0; i < names->n; i++)
+		free(names->v[i]);
+	free(names->v);
+	memset(names, 0, sizeof(*names));
+}
+
+static int
+fsop_names_add(struct fsop_names *names, const char *name)
+{
+	char **grown;
+
+	if (names->n == names->cap) {
+		names->cap = names->cap == 0 ? 64 : names->cap * 2;
+		grown = realloc(names->v, names->cap * sizeof(*names->v));
+		if (grown == NULL)
+			return -1;
+		names->v = grown;
+	}
+	if ((names->v[names->n] = strdup(name)) == NULL)
+		return -1;
+	names->n++;
+	return 0;
+}
+
+/* The names of the folder FD (taken: closed), without . and .., sorted;
+ * at most MAX of them (the first by name when more). */
+static int
+fsop_names_read(int fd, size_t max, struct fsop_names *names)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	int rc = 0;
+
+	memset(names, 0, sizeof(*names));
+	if (d == NULL) {
+		close(fd);
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			rc = fsop_names_add(names, de->d_name);
+	}
+	closedir(d);
+	if (rc == -1) {
+		fsop_names_clear(names);
+		return -1;
+	}
+	qsort(names->v, names->n, sizeof(*names->v), fsop_names_cmp);
+	while (names->n > max)
+		free(names->v[--names->n]);
+	return 0;
+}
+
+static enum fsop_type
+fsop_type_of(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return FSOP_TYPE_FILE;
+	if (S_ISDIR(mode))
+		return FSOP_TYPE_DIR;
+	if (S_ISLNK(mode))
+		return FSOP_TYPE_SYMLINK;
+	return FSOP_TYPE_OTHER;
+}
+
+/* Opens PATH as a folder to read (O_DIRECTORY). */
+static int
+fsop_open_dir(int ws, int root, const char *path, struct fsop_out *out)
+{
+	int fd = fsop_open(ws, root, path, O_RDONLY | O_DIRECTORY, 0);
+
+	if (fd == -1)
+		return fsop_fail_errno(out, path, errno);
+	return fd;
+}
+
+int
+fsop_list(int ws, int root, const char *path, struct fsop_out *out)
+{
+	struct fsop_names names;
+	struct stat st;
+	size_t i;
+	int fd, dfd;
+
+	if ((fd = fsop_open_dir(ws, root, path, out)) == -1)
+		return -1;
+	/* A second descriptor for fstatat: fdopendir takes the first. */
+	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1 ||
+	    fsop_names_read(fd, FSOP_LIST_ENTRIES_MAX, &names) == -1) {
+		if (dfd != -1)
+			close(dfd);
+		return fsop_fail_errno(out, path, errno);
+	}
+	fsop_put_u32(out, FSOP_OK);
+	fsop_put_u32(out, (uint32_t)names.n);
+	for (i = 0; i < names.n; i++) {
+		if (fstatat(dfd, names.v[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+			memset(&st, 0, sizeof(st));
+		fsop_put_bytes(out, names.v[i], strlen(names.v[i]));
+		fsop_put_u32(out, fsop_type_of(st.st_mode));
+		fsop_put_u64(out, (uint64_t)st.st_size);
+	}
+	close(dfd);
+	fsop_names_clear(&names);
+	return out->overflow ? fsop_fail(out, FSOP_LIMIT, "%s: the listing is larger than "
+	    "%d bytes", path, FSOP_OUT_MAX_BYTES) : 0;
+}
+
+/* Counts the line TEXT (number LINE) of the current file, and keeps it
+ * while matches and room for whole records remain. */
+static void
+fsop_grep_hit(struct fsop_grep_state *g, uint32_t line, const char *text)
+{
+	size_t n = strlen(text), path_len = strlen(g->path), record;
+
+	if (n > FSOP_GREP_TEXT_MAX_BYTES)
+		n = FSOP_GREP_TEXT_MAX_BYTES;
+	record = 3 * sizeof(uint32_t) + path_len + n;
+	g->count++;
+	if (g->kept == FSOP_GREP_MATCHES_MAX || record > FSOP_OUT_MAX_BYTES - g->out->len)
+		return;
+	fsop_put_bytes(g->out, g->path, path_len);
+	fsop_put_u32(g->out, line);
+	fsop_put_bytes(g->out, text, n);
+	g->kept++;
+}
+
+/* Searches the regular file FD (closed here), as g->path. Binary files
+ * (a NUL near the start) and files over the cap are skipped. */
+static void
+fsop_grep_file(struct fsop_grep_state *g, int fd)
+{
+	char *data, *line, *nl;
+	size_t len;
+	uint32_t n = 0;
+	bool more;
+
+	if (fsop_slurp(fd, FSOP_GREP_FILE_MAX_BYTES, &data, &len, &more) == -1) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	if (!more && memchr(data, '\0', len < FSOP_GREP_BINARY_PROBE_BYTES ? len :
+	    FSOP_GREP_BINARY_PROBE_BYTES) == NULL) {
+		for (line = data; line < data + len; line = nl + 1) {
+			nl = memchr(line, '\n', len - (size_t)(line - data));
+			if (nl == NULL)
+				nl = data + len;
+			*nl = '\0';
+			n++;
+			if (regexec(&g->re, line, 0, NULL, 0) == 0)
+				fsop_grep_hit(g, n, line);
+		}
+	}
+	free(data);
+}
+
+static void fsop_grep_dir(struct fsop_grep_state *g, int fd, unsigned depth);
+
+/* Searches the entry NAME of the folder DFD; never follows a symbolic
+ * link (each entry is opened with O_NOFOLLOW beside its folder). */
+static void
+fsop_grep_entry(struct fsop_grep_state *g, int dfd, const char *name, unsigned depth)
+{
+	size_t at = strlen(g->path);
+	struct stat st;
+	int fd;
+
+	if (snprintf(g->path + at, sizeof(g->path) - at, "%s%s", at > 0 ? "/" : "", name) >=
+	    (int)(sizeof(g->path) - at))
+		goto out;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		goto out;
+	if (S_ISREG(st.st_mode)) {
+		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd != -1)
+			fsop_grep_file(g, fd);
+	} else if (S_ISDIR(st.st_mode) && depth < FSOP_GREP_DEPTH_MAX) {
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd != -1)
+			fsop_grep_dir(g, fd, depth + 1);
+	}
+out:
+	g->path[at] = '\0';
+}
+
+/* Searches every entry of the folder FD (taken), by name. */
+static void
+fsop_grep_dir(struct fsop_grep_state *g, int fd, unsigned depth)
+{
+	struct fsop_names names;
+	size_t i;
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (dfd == -1) {
+		close(fd);
+		return;
+	}
+	if (fsop_names_read(fd, SIZE_MAX, &names) == 0) {
+		for (i = 0; i < names.n; i++)
+			fsop_grep_entry(g, dfd, names.v[i], depth);
+		fsop_names_clear(&names);
+	}
+	close(dfd);
+}
+
+/* Compiles PATTERN into G; -1 with the refusal in OUT. */
+static int
+fsop_grep_compile(struct fsop_grep_state *g, const char *pattern, struct fsop_out *out)
+{
+	char why[FSOP_MESSAGE_MAX_BYTES / 2];
+	int rc;
+
+	if (pattern[0] == '\0' || strlen(pattern) > FSOP_PATTERN_MAX_BYTES)
+		return fsop_fail(out, FSOP_INVALID, "the pattern must have 1 to %d bytes",
+		    FSOP_PATTERN_MAX_BYTES);
+	rc = regcomp(&g->re, pattern, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
+	if (rc != 0) {
+		regerror(rc, &g->re, why, sizeof(why));
+		return fsop_fail(out, FSOP_INVALID, "the pattern is not a valid extended "
+		    "regular expression: %s", why);
+	}
+	return 0;
+}
+
+int
+fsop_grep(int ws, int root, const char *pattern, const char *path, struct fsop_out *out)
+{
+	struct fsop_grep_state *g = calloc(1, sizeof(*g));
+	struct stat st;
+	int fd, rc = -1;
+
+	if (g == NULL)
+		return fsop_fail(out, FSOP_FAILED, "out of memory");
+	g->out = out;
+	if (fsop_grep_compile(g, pattern, out) == -1) {
+		free(g);
+		return -1;
+	}
+	if ((fd = fsop_open(ws, root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		fsop_fail_errno(out, path, errno);
+		goto out;
+	}
+	fsop_put_u32(out, FSOP_OK);
+	g->n_pos = out->len;
+	fsop_put_u32(out, 0);           /* count and kept, set at the end */
+	fsop_put_u32(out, 0);
+	snprintf(g->path, sizeof(g->path), "%s", strcmp(path, ".") == 0 ? "" : path);
+	if (S_ISDIR(st.st_mode))
+		fsop_grep_dir(g, fd, 0);
+	else if (S_ISREG(st.st_mode))
+		fsop_grep_file(g, fd);
+	else
+		close(fd);
+	fd = -1;
+	if (out->overflow) {
+		fsop_fail(out, FSOP_FAILED, "%s: out of memory", path);
+		goto out;
+	}
+	memcpy(out->data + g->n_pos, &g->count, sizeof(uint32_t));
+	memcpy(out->data + g->n_pos + sizeof(uint32_t), &g->kept, sizeof(uint32_t));
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	regfree(&g->re);
+	free(g);
+	return rc;
+}
+
+int
+fsop_out_write(const struct fsop_out *out, int fd)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	if (out->overflow) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	while (done < out->len) {
+		n = write(fd, out->data + done, out->len - done);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* A cursor over a result being decoded. */
+struct fsop_reader {
+	const unsigned char *p;
+	size_t len, off;
+	bool bad;
+};
+
+static uint32_t
+fsop_get_u32(struct fsop_reader *r)
+{
+	uint32_t v = 0;
+
+	if (r->bad || r->len - r->off < sizeof(v)) {
+		r->bad = true;
+		return 0;
+	}
+	memcpy(&v, r->p + r->off, sizeof(v));
+	r->off += sizeof(v);
+	return v;
+}
+
+static uint64_t
+fsop_get_u64(struct fsop_reader *r)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->len - r->off < sizeof(v)) {
+		r->bad = true;
+		return 0;
+	}
+	memcpy(&v, r->p + r->off, sizeof(v));
+	r->off += sizeof(v);
+	return v;
+}
+
+static const char *
+fsop_get_bytes(struct fsop_reader *r, size_t *n)
+{
+	uint32_t len = fsop_get_u32(r);
+	const char *p;
+
+	if (r->bad || len > r->len - r->off) {
+		r->bad = true;
+		*n = 0;
+		return "";
+	}
+	p = (const char *)r->p + r->off;
+	r->off += len;
+	*n = len;
+	return p;
+}
+
+/* The N records of a list; N was checked against what is left. */
+static int
+fsop_decode_list(struct fsop_reader *rd, struct fsop_result *r)
+{
+	uint32_t n = fsop_get_u32(rd), t;
+	size_t i;
+
+	if (rd->bad || n > FSOP_LIST_ENTRIES_MAX)
+		return -1;
+	r->entries = calloc(n > 0 ? n : 1, sizeof(*r->entries));
+	if (r->entries == NULL)
+		return -1;
+	r->n_entries = n;
+	for (i = 0; i < n && !rd->bad; i++) {
+		r->entries[i].name = fsop_get_bytes(rd, &r->entries[i].name_len);
+		t = fsop_get_u32(rd);
+		r->entries[i].type = t <= FSOP_TYPE_OTHER ? (enum fsop_type)t : FSOP_TYPE_OTHER;
+		r->entries[i].size = fsop_get_u64(rd);
+		rd->bad |= t > FSOP_TYPE_OTHER;
+	}
+	return 0;
+}
+
+static int
+fsop_decode_grep(struct fsop_reader *rd, struct fsop_result *r)
+{
+	uint32_t n;
+	size_t i;
+
+	r->count = fsop_get_u32(rd);
+	n = fsop_get_u32(rd);
+	if (rd->bad || n > FSOP_GREP_MATCHES_MAX || n > r->count)
+		return -1;
+	r->matches = calloc(n > 0 ? n : 1, sizeof(*r->matches));
+	if (r->matches == NULL)
+		return -1;
+	r->n_matches = n;
+	for (i = 0; i < n && !rd->bad; i++) {
+		r->matches[i].path = fsop_get_bytes(rd, &r->matches[i].path_len);
+		r->matches[i].line = fsop_get_u32(rd);
+		r->matches[i].text = fsop_get_bytes(rd, &r->matches[i].text_len);
+	}
+	return 0;
+}
+
+/* The body of a successful result of OP. */
+static int
+fsop_decode_ok(struct fsop_reader *rd, enum fsop_op op, struct fsop_result *r)
+{
+	uint32_t flag;
+
+	switch (op) {
+	case FSOP_READ:
+		flag = fsop_get_u32(rd);
+		r->truncated = flag == 1;
+		r->content = fsop_get_bytes(rd, &r->content_len);
+		return flag > 1 ? -1 : 0;
+	case FSOP_WRITE:
+	case FSOP_EDIT:
+		r->bytes_written = fsop_get_u64(rd);
+		flag = fsop_get_u32(rd);
+		r->created = flag == 1;
+		return flag > 1 ? -1 : 0;
+	case FSOP_LIST:
+		return fsop_decode_list(rd, r);
+	case FSOP_GREP:
+		return fsop_decode_grep(rd, r);
+	}
+	return -1;
+}
+
+int
+fsop_result_decode(const void *data, size_t len, enum fsop_op op, struct fsop_result *r)
+{
+	struct fsop_reader rd = { .p = data, .len = len };
+	uint32_t status;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	status = fsop_get_u32(&rd);
+	if (rd.bad || status > FSOP_STATUS_MAX)
+		goto bad;
+	r->status = (enum fsop_status)status;
+	if (status != FSOP_OK) {
+		r->message = fsop_get_bytes(&rd, &r->message_len);
+		rc = 0;
+	} else {
+		rc = fsop_decode_ok(&rd, op, r);
+	}
+	if (rc == 0 && !rd.bad && rd.off == rd.len)
+		return 0;
+bad:
+	fsop_result_clear(r);
+	errno = EBADMSG;
+	return -1;
+}
+
+void
+fsop_result_clear(struct fsop_result *r)
+{
+	free(r->entries);
+	free(r->matches);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *
+fsop_type_name(enum fsop_type t)
+{
+	static const char *const names[] = {
+		[FSOP_TYPE_FILE] = "file",
+		[FSOP_TYPE_DIR] = "dir",
+		[FSOP_TYPE_SYMLINK] = "symlink",
+		[FSOP_TYPE_OTHER] = "other",
+	};
+
+	return (unsigned)t <= FSOP_TYPE_OTHER ? names[t] : "other";
+}
