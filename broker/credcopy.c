@@ -1100,7 +1100,8 @@ credcopy_check_spec(const struct credcopy_spec *spec, char **err)
 {
 	const char *home = spec->dst_home_path;
 
-	if (spec->uid == 0 || spec->gid == 0)
+	/* (uid_t)-1 would leave the child root: setresuid() reads it as "unchanged". */
+	if (spec->uid == 0 || spec->gid == 0 || spec->uid == (uid_t)-1 || spec->gid == (gid_t)-1)
 		xasprintf(err, "credentials are never copied as root (uid %u gid %u)",
 		    (unsigned)spec->uid, (unsigned)spec->gid);
 	else if (home == NULL || home[0] != '/' || strlen(home) >= PATH_MAX / 2 ||
@@ -1162,7 +1163,7 @@ credcopy_clear(uid_t uid, gid_t gid, int home_fd, unsigned timeout_ms, char **er
 	int rc = -1;
 
 	*err = NULL;
-	if (uid == 0 || gid == 0)
+	if (uid == 0 || gid == 0 || uid == (uid_t)-1 || gid == (gid_t)-1)
 		xasprintf(err, "the copies are never deleted as root (uid %u gid %u)", (unsigned)uid,
 		    (unsigned)gid);
 	else if (credcopy_run_child(credcopy_clear_trampoline, &a, keep,

@@ -663,6 +663,35 @@ test_byte_cap_is_enforced(void **state)
 }
 
 static void
+test_depth_cap_is_enforced(void **state)
+{
+	static char *paths[] = { (char *)(uintptr_t)".deep" };
+	struct config_credential c = { .name = (char *)(uintptr_t)"deep", .paths = paths,
+	    .npaths = 1 };
+	struct credcopy_result *r = NULL;
+	char rel[PATH_MAX] = ".deep";
+	struct credcopy_grant g;
+	struct credcopy_spec s;
+	char *err = NULL;
+
+	(void)state;
+	need_ready();
+	mk_dir(src, rel);
+	for (int i = 0; i <= CREDCOPY_DEPTH_MAX; i++) {
+		strcat(rel, "/d");
+		mk_dir(src, rel);
+	}
+	strcat(rel, "/f");
+	mk_file(src, rel, "deep\n");
+	assert_int_equal(credcopy_grant_find("deep", &c, 1, &g, &err), 0);
+	s = spec_for(&g, 1);
+	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "folders deep (the limit)"));
+	free(err);
+}
+
+static void
 test_default_caps_are_named_limits(void **state)
 {
 	(void)state;
@@ -739,6 +768,11 @@ test_run_as_root_is_refused(void **state)
 	grant("gh", &g);
 	s = spec_for(&g, 1);
 	s.uid = 0;
+	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
+	assert_non_null(strstr(err, "never copied as root"));
+	free(err);
+	/* -1 is "unchanged" to setresuid(): the child would stay root. */
+	s.uid = (uid_t)-1;
 	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
 	assert_non_null(strstr(err, "never copied as root"));
 	free(err);
@@ -874,6 +908,7 @@ main(void)
 		T(test_fifo_is_skipped),
 		T(test_file_cap_is_enforced),
 		T(test_byte_cap_is_enforced),
+		T(test_depth_cap_is_enforced),
 		cmocka_unit_test(test_default_caps_are_named_limits),
 		T(test_grant_with_nothing_to_copy_is_refused),
 		cmocka_unit_test(test_unknown_grant_lists_the_known_ones),
