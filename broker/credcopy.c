@@ -309,7 +309,8 @@ credcopy_note_key(struct credcopy_child *c, const char *name, const char *head, 
 
 /* Copies IN to OUT within the grant's byte budget; the first bytes to HEAD. */
 static void
-credcopy_copy_bytes(struct credcopy_child *c, int in, int out, const char *rel, char *head, size_t *hlen)
+credcopy_copy_bytes(struct credcopy_child *c, int in, int out, const char *rel, char *head,
+    size_t *hlen)
 {
 	char buf[CREDCOPY_IO_BYTES];
 	ssize_t n;
@@ -397,7 +398,8 @@ static void credcopy_copy_entry(struct credcopy_child *c, int src, int dst, cons
 /* Copies what the folder NAME of SRC holds into the folder of the same
  * name in DST, DEPTH folders below the granted path. */
 static void
-credcopy_copy_dir(struct credcopy_child *c, int src, int dst, const char *name, const char *rel, int depth)
+credcopy_copy_dir(struct credcopy_child *c, int src, int dst, const char *name, const char *rel,
+    int depth)
 {
 	char sub[PATH_MAX];
 	struct dirent *de;
