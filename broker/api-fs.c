@@ -397,7 +397,7 @@ api_fs_on_exited(struct exec_proc *p, int code, void *arg)
 	api_fs_reply(op);
 }
 
-/* Too long (or the sandbox was deleted, which ends no proc with a call). */
+/* Too long: the operation is killed and the client told. */
 static void
 api_fs_on_timeout(evutil_socket_t fd, short what, void *arg)
 {
@@ -405,8 +405,8 @@ api_fs_on_timeout(evutil_socket_t fd, short what, void *arg)
 	char *msg;
 
 	exec_kill(op->proc, SIGKILL);
-	xasprintf(&msg, "the file operation did not end within %d s (or the sandbox "
-	    "went away); it was stopped", API_FS_TIMEOUT_S);
+	xasprintf(&msg, "the file operation did not end within %d s; it was stopped",
+	    API_FS_TIMEOUT_S);
 	api_fs_fail(op, WIRE_ERR_UNAVAILABLE, msg);
 	free(msg);
 }

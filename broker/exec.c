@@ -24,6 +24,7 @@ struct exec_proc {
 	uint32_t id;
 	pid_t pid;
 	bool started;
+	bool fsop;                      /* a file operation: told when the channel is freed */
 	int in, out, errfd;             /* pipes mode: our ends */
 	int master;                     /* tty mode, after started */
 	struct exec_callbacks cb;
@@ -218,8 +219,15 @@ exec_channel_free(struct exec_channel *ch)
 
 	if (ch == NULL)
 		return;
-	while ((p = ch->procs) != NULL)
+	while ((p = ch->procs) != NULL) {
 		exec_unlink(p);
+		/* A file operation has no stream its owner could end: it hears
+		 * that the sandbox went, once, as when corral-init is lost. */
+		if (p->fsop && p->started && p->cb.exited != NULL)
+			p->cb.exited(p, -1, p->arg);
+		else if (p->fsop && !p->started && p->cb.started != NULL)
+			p->cb.started(p, "the sandbox ended", p->arg);
+	}
 	if (ch->ev != NULL)
 		event_free(ch->ev);
 	close(ch->fd);
@@ -373,6 +381,7 @@ exec_fsop_start(struct exec_channel *ch, const struct exec_fsop_request *req,
 
 	if (p == NULL)
 		return NULL;
+	p->fsop = true;
 	f.id = p->id;
 	/* The descriptors are attached, not owned: the caller closes them. */
 	initproto_fsop_encode(ch->out, &f);

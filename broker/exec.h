@@ -63,7 +63,8 @@ struct exec_callbacks {
 struct exec_channel *exec_channel_new(struct event_base *base, int fd,
     void (*lost)(void *arg), void *arg);
 /* Closes the channel, which ends the sandbox (corral-init exits, and the
- * kernel kills its pid namespace). Procs still open get no more calls.
+ * kernel kills its pid namespace). Commands still open get no more calls;
+ * file operations hear it once (exited -1, or started with a reason).
  * Accepts NULL. */
 void exec_channel_free(struct exec_channel *ch);
 

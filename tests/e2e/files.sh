@@ -192,5 +192,19 @@ check_eq "a command given no extra descriptor holds 0, 1, 2 only" "0 1 2 3 " "$o
 out=$(corral exec f1 -- sh -c 'echo x >&3' 2>&1)
 check_contains "and writing to fd 3 fails" "$out" "Bad file descriptor"
 
+# --- A sandbox deleted while an operation runs: the client is told at
+# once (a grep of the whole tree, /usr included, runs for far longer).
+corral sandbox create --root "$ws" --name f3 >/dev/null
+start=$(date +%s)
+corral fs grep f3 no-such-text-anywhere / >"$TB_DIR/grep.out" 2>&1 &
+grep_pid=$!
+sleep 1
+corral sandbox delete f3 >/dev/null
+wait "$grep_pid"
+rc=$?
+check_eq "a grep whose sandbox is deleted exits 1" 1 "$rc"
+check_contains "and says the sandbox ended" "$(cat "$TB_DIR/grep.out")" "the sandbox ended"
+[ $(($(date +%s) - start)) -lt 10 ]; tap_result $? "at once, not at the 30 s limit"
+
 corral sandbox delete --all >/dev/null
 tap_done
