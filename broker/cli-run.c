@@ -1,28 +1,357 @@
-/* corral's run verbs: not served yet (placeholders until they land). */
+/* corral run, runs, interrupt and shell: persistent shells from the
+ * command line (DESIGN section 6). */
 #include "config.h"
 
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
 #include "broker/cli.h"
+#include "broker/client-run.h"
+#include "broker/client.h"
+#include "common/buf.h"
+#include "common/json.h"
+#include "common/timeutil.h"
+#include "common/wire.h"
+
+#define CLI_RUN_WHY_BYTES 512
+#define CLI_RUN_ID_BYTES 40
+#define CLI_RUN_JSON_MAX_BYTES (64 * 1024 * 1024)       /* --json: the output and result */
+#define CLI_RUN_OUTPUT_MAX_BYTES (16 * 1024 * 1024)     /* --json: output kept */
+#define CLI_RUN_EXIT_MASK 0xff
+#define CLI_RUN_TEXT_MAX_BYTES (64 * 1024)              /* the command's words joined */
+
+/* One `corral run`: where its output goes and how far it got. */
+struct cli_run {
+	bool json;
+	struct buf *out;                /* --json: the output */
+	uint64_t next;                  /* the offset expected next */
+};
+
+/* Writes a chunk to stdout (or keeps it for --json), skipping what we had. */
+static int
+cli_run_output(void *arg, uint64_t offset, const uint8_t *data, size_t len)
+{
+	struct cli_run *c = arg;
+	size_t skip = offset < c->next ? (size_t)(c->next - offset) : 0;
+
+	if (skip >= len)
+		return 0;
+	data += skip;
+	len -= skip;
+	c->next = offset + skip + len;
+	if (c->json)
+		return buf_append(c->out, data, len) == 0 ? 0 : 0;
+	while (len > 0) {
+		ssize_t n = write(STDOUT_FILENO, data, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void
+cli_run_print_json(const struct cli_run *c, const char *id, const Corral__RunResult *r)
+{
+	struct json *j = json_new(CLI_RUN_JSON_MAX_BYTES);
+	const char *text;
+
+	json_object_begin(j);
+	json_kv_string(j, "request_id", id);
+	json_key(j, "output");
+	json_string_n(j, (const char *)buf_data(c->out), buf_len(c->out));
+	json_kv_int(j, "exit_code", r->exit_code);
+	json_kv_int(j, "signal", r->signal);
+	json_kv_string(j, "cwd", r->cwd);
+	json_kv_bool(j, "timed_out", r->timed_out);
+	json_kv_bool(j, "truncated", r->truncated);
+	json_kv_bool(j, "respawned", r->respawned);
+	json_object_end(j);
+	if ((text = json_text(j, NULL)) != NULL)
+		printf("%s\n", text);
+	json_free(j);
+}
+
+/* A fresh id for a run whose caller gave none. */
+static void
+cli_run_new_id(char *out, size_t size)
+{
+	uint8_t raw[8] = { 0 };
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		memset(raw, 0, sizeof(raw));
+	snprintf(out, size, "cli-%02x%02x%02x%02x%02x%02x%02x%02x", raw[0], raw[1], raw[2],
+	    raw[3], raw[4], raw[5], raw[6], raw[7]);
+}
+
+/* Parses --timeout S. */
+static int
+cli_run_timeout(const char *text, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v > UINT32_MAX)
+		return cli_fail("--timeout %s: expected whole seconds", text);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Joins the words after "--" with spaces into TEXT. */
+static int
+cli_run_text(int argc, char **argv, char *text, size_t size)
+{
+	size_t o = 0;
+
+	text[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		int n = snprintf(text + o, size - o, "%s%s", i > 0 ? " " : "", argv[i]);
+
+		if (n < 0 || (size_t)n >= size - o)
+			return cli_fail("run: the command is longer than %zu bytes", size - 1);
+		o += (size_t)n;
+	}
+	return 0;
+}
+
+/* Parses NAME [options] -- TEXT into REQ. */
+static int
+cli_run_parse(int argc, char **argv, Corral__RunStart *req, bool *json, char *text)
+{
+	static const struct option opts[] = {
+		{ "shell", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int dashes = 1, opt, rc = 0;
+
+	while (dashes < argc && strcmp(argv[dashes], "--") != 0)
+		dashes++;
+	if (dashes >= argc - 1)
+		return cli_usage(cli_find("run"));
+	while (rc == 0 && (opt = getopt_long(dashes, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': req->shell = optarg; break;
+		case 't': rc = cli_run_timeout(optarg, &req->timeout_seconds); break;
+		case 'i': req->request_id = optarg; break;
+		case 'j': *json = true; break;
+		default: return cli_usage(cli_find("run"));
+		}
+	}
+	if (rc != 0)
+		return rc;
+	if (dashes - optind != 1)
+		return cli_usage(cli_find("run"));
+	req->sandbox = argv[optind];
+	if ((rc = cli_run_text(argc - dashes - 1, argv + dashes + 1, text,
+	    CLI_RUN_TEXT_MAX_BYTES)) != 0)
+		return rc;
+	req->command = text;
+	return cli_check_name(req->sandbox);
+}
+
+/* Tells the daemon it may forget run ID (best effort). */
+static void
+cli_run_ack(const struct cli *cli, const char *sandbox, const char *id)
+{
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__RunAck ack = CORRAL__RUN_ACK__INIT;
+	Corral__Response *resp = NULL;
+	char why[CLI_RUN_WHY_BYTES];
+
+	ack.sandbox = (char *)(uintptr_t)sandbox;
+	ack.request_id = (char *)(uintptr_t)id;
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_ACK;
+	req.run_ack = &ack;
+	if (client_request(cli->socket_path, &req, &resp, why, sizeof(why)) == 0)
+		corral__response__free_unpacked(resp, NULL);
+}
 
 int
 cli_run(struct cli *cli, int argc, char **argv)
 {
-	return cli_fail("run: not available in this corral yet");
+	Corral__RunStart start = CORRAL__RUN_START__INIT;
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__RunResult *result = NULL;
+	struct cli_run c = { 0 };
+	char why[CLI_RUN_WHY_BYTES], id[CLI_RUN_ID_BYTES], *text = malloc(CLI_RUN_TEXT_MAX_BYTES);
+	bool own_id;
+	int fd = -1, rc;
+
+	if (text == NULL)
+		return cli_fail("out of memory");
+	if ((rc = cli_run_parse(argc, argv, &start, &c.json, text)) != 0)
+		goto out;
+	/* Without --id the run gets an id of ours, acknowledged once done. */
+	if ((own_id = start.request_id[0] == '\0')) {
+		cli_run_new_id(id, sizeof(id));
+		start.request_id = id;
+	}
+	c.out = buf_new(CLI_RUN_OUTPUT_MAX_BYTES);
+	if ((fd = client_connect(cli->socket_path, why, sizeof(why))) == -1) {
+		rc = cli_fail("%s", why);
+		goto out;
+	}
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_START;
+	req.run_start = &start;
+	switch (client_run(fd, &req, cli_run_output, &c, &result, why, sizeof(why))) {
+	case CLIENT_RUN_RESULT:
+		if (c.json)
+			cli_run_print_json(&c, start.request_id, result);
+		rc = result->exit_code & CLI_RUN_EXIT_MASK;
+		if (own_id)
+			cli_run_ack(cli, start.sandbox, start.request_id);
+		break;
+	case CLIENT_RUN_LOST:
+		rc = cli_fail("%s (run '%s' goes on: `corral run --id %s` with the same command "
+		    "resumes it)", why, start.request_id, start.request_id);
+		break;
+	default:
+		rc = cli_fail("%s", why);
+		break;
+	}
+out:
+	if (result != NULL)
+		corral__run_result__free_unpacked(result, NULL);
+	if (fd != -1)
+		close(fd);
+	buf_free(c.out);
+	free(text);
+	return rc;
+}
+
+static const char *
+cli_runs_state(const Corral__RunInfo *r)
+{
+	return r->result == NULL ? "running" : r->result->timed_out ? "timed-out" : "done";
+}
+
+static void
+cli_runs_json(const Corral__RunListReply *list)
+{
+	struct json *j = json_new(CLI_RUN_JSON_MAX_BYTES);
+	const char *text;
+
+	json_array_begin(j);
+	for (size_t i = 0; i < list->n_runs; i++) {
+		const Corral__RunInfo *r = list->runs[i];
+
+		json_object_begin(j);
+		json_kv_string(j, "request_id", r->request_id);
+		json_kv_string(j, "shell", r->shell);
+		json_kv_string(j, "command", r->command);
+		json_kv_int(j, "started_at_us", r->started_at_us);
+		json_kv_uint(j, "output_bytes", r->output_bytes);
+		json_kv_string(j, "state", cli_runs_state(r));
+		json_key(j, "result");
+		if (r->result == NULL) {
+			json_null(j);
+		} else {
+			json_object_begin(j);
+			json_kv_int(j, "exit_code", r->result->exit_code);
+			json_kv_int(j, "signal", r->result->signal);
+			json_kv_string(j, "cwd", r->result->cwd);
+			json_kv_bool(j, "timed_out", r->result->timed_out);
+			json_kv_bool(j, "truncated", r->result->truncated);
+			json_kv_bool(j, "respawned", r->result->respawned);
+			json_object_end(j);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+	if ((text = json_text(j, NULL)) != NULL)
+		printf("%s\n", text);
+	json_free(j);
 }
 
 int
 cli_runs(struct cli *cli, int argc, char **argv)
 {
-	return cli_fail("runs: not available in this corral yet");
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__RunList rl = CORRAL__RUN_LIST__INIT;
+	Corral__Response *resp = NULL;
+	bool json = false;
+	int rc;
+
+	if ((rc = cli_json_option(argc, argv, "runs", &json)) != 0)
+		return rc;
+	if (argc - optind != 1)
+		return cli_usage(cli_find("runs"));
+	if ((rc = cli_check_name(argv[optind])) != 0)
+		return rc;
+	rl.sandbox = argv[optind];
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_LIST;
+	req.run_list = &rl;
+	if ((rc = cli_call(cli, &req, &resp)) != 0)
+		return rc;
+	if (resp->response_case != CORRAL__RESPONSE__RESPONSE_RUN_LIST) {
+		rc = cli_fail("corrald answered something else than a run list");
+	} else if (json) {
+		cli_runs_json(resp->run_list);
+	} else {
+		printf("%-24s %-10s %-9s %5s %10s  %s\n", "ID", "SHELL", "STATE", "EXIT", "OUTPUT",
+		    "COMMAND");
+		for (size_t i = 0; i < resp->run_list->n_runs; i++) {
+			const Corral__RunInfo *r = resp->run_list->runs[i];
+			char code[16] = "-";
+
+			if (r->result != NULL)
+				snprintf(code, sizeof(code), "%d", r->result->exit_code);
+			printf("%-24s %-10s %-9s %5s %10llu  %.60s\n", r->request_id, r->shell,
+			    cli_runs_state(r), code, (unsigned long long)r->output_bytes,
+			    r->command);
+		}
+	}
+	corral__response__free_unpacked(resp, NULL);
+	return rc;
 }
 
 int
 cli_interrupt(struct cli *cli, int argc, char **argv)
 {
-	return cli_fail("interrupt: not available in this corral yet");
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__RunInterrupt ri = CORRAL__RUN_INTERRUPT__INIT;
+	Corral__Response *resp = NULL;
+	int rc;
+
+	if (argc != 3 || argv[1][0] == '-')
+		return cli_usage(cli_find("interrupt"));
+	if ((rc = cli_check_name(argv[1])) != 0)
+		return rc;
+	ri.sandbox = argv[1];
+	ri.request_id = argv[2];
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_INTERRUPT;
+	req.run_interrupt = &ri;
+	if ((rc = cli_call(cli, &req, &resp)) != 0)
+		return rc;
+	corral__response__free_unpacked(resp, NULL);
+	return CLI_EXIT_OK;
 }
 
+/* An interactive bash through the exec stream's terminal mode: a session
+ * of its own, apart from the persistent shells that runs use. */
 int
 cli_shell(struct cli *cli, int argc, char **argv)
 {
-	return cli_fail("shell: not available in this corral yet");
+	char *args[] = { (char *)(uintptr_t)"exec", NULL, (char *)(uintptr_t)"--tty",
+	    (char *)(uintptr_t)"--", (char *)(uintptr_t)"bash", (char *)(uintptr_t)"-i", NULL };
+
+	if (argc != 2 || argv[1][0] == '-')
+		return cli_usage(cli_find("shell"));
+	args[1] = argv[1];
+	optind = 0;
+	return cli_exec(cli, 6, args);
 }

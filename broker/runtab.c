@@ -173,14 +173,17 @@ run_ring_put(struct run *r, const uint8_t *data, size_t len)
 void
 run_output_append(struct run *r, const uint8_t *data, size_t len)
 {
+	struct run_watcher *w, *next;
 	uint64_t at = r->total;
 
 	if (len == 0)
 		return;
 	run_ring_put(r, data, len);
 	r->total += len;
-	for (struct run_watcher *w = r->watchers; w != NULL; w = w->next)
+	for (w = r->watchers; w != NULL; w = next) {
+		next = w->next;         /* W may unwatch itself */
 		w->on_output(w, at, data, len);
+	}
 }
 
 uint64_t

@@ -21,7 +21,8 @@ struct run;
 
 /* One client stream that follows a run in flight. */
 struct run_watcher {
-	/* LEN bytes of output at OFFSET (the run's whole-output position). */
+	/* LEN bytes of output at OFFSET (the run's whole-output position); it
+	 * may unwatch itself (no other watcher). */
 	void (*on_output)(struct run_watcher *w, uint64_t offset, const uint8_t *data, size_t len);
 	/* The run ended (result or error set); the watcher is already off the
 	 * run's list, and this is its last call. */

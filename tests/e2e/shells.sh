@@ -1,0 +1,156 @@
+#!/bin/sh
+# Persistent shells (DESIGN section 5, issue "Persistent shells"), end to end.
+# Sets up: the test bed; corrald in the test host; a workspace owned by
+# uid 1000 holding hello.txt; one sandbox over it.
+# Does: runs commands in its `main` shell with `corral run`, cuts a client
+# in the middle of a run and asks again with the same id, lets runs time
+# out, kills the shell from inside, interrupts a run, reuses an id, and
+# tries another user's run.
+# Expects: cwd and environment kept across runs; stdin at end of file; an
+# exit code and cwd that output cannot fake; one execution per id; the
+# result of a run whose client went away; timed_out and respawned results
+# after which the next run works; `runs` listing; refusals that say why.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
+tb_need_root
+tb_install_traps
+tb_up || { echo "Bail out! no test bed"; exit 1; }
+
+port=$(tb_free_port)
+ws="$TB_DIR/folders/app"
+mkdir -p "$ws"
+echo "hello from the workspace" >"$ws/hello.txt"
+chown -R 1000:1000 "$TB_DIR/folders"
+chmod 0755 "$TB_DIR" "$TB_DIR/folders"
+corral_config "$TB_DIR/corrald.yaml" <<YAML
+host_proxy:
+  listen: 127.0.0.1:$port
+YAML
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
+sock="$TB_DIR/corrald.sock"
+corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
+# shell_pid: the pid (host's view) of the main shell's bash, read from inside.
+shell_pid() { corral run s1 -- 'echo $$'; }
+
+corral sandbox create --root "$ws" --name s1 >/dev/null
+check_eq "the sandbox is created" 0 "$?"
+
+# --- One persistent shell: cwd and environment survive between runs.
+out=$(corral run s1 -- 'cat hello.txt && cd /tmp && export KEEP=yes')
+rc=$?
+check_eq "a first run exits 0" 0 "$rc"
+check_eq "and prints hello.txt" "hello from the workspace" "$out"
+out=$(corral run s1 -- 'echo $KEEP $PWD')
+check_eq "the next run sees the variable and the folder" "yes /tmp" "$out"
+corral run s1 -- 'exit_code_test() { return 7; }; exit_code_test'; rc=$?
+check_eq "a run exits with its command's status" 7 "$rc"
+out=$(corral run s1 -- 'echo out; echo err >&2')
+check_eq "stderr is merged into the output, in order" "out
+err" "$out"
+
+# --- Stdin and faked status lines.
+out=$(corral run --timeout 5 s1 -- 'cat; echo "cat-ended:$?"')
+check_eq "a command that reads stdin gets end of file at once" "cat-ended:0" "$out"
+out=$(corral run --json s1 -- 'printf "\0370123456789abcdef\037"; printf "0123456789abcdef\0000\000/fake\000"; echo "status 0 cwd /fake"; cd /; false')
+rc=$?
+check_eq "output imitating the status cannot fake the exit code" 1 "$rc"
+check "nor the cwd" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['exit_code'] == 1 and o['cwd'] == '/', o
+assert 'status 0 cwd /fake' in o['output'], o
+" "$out"
+corral run s1 -- 'cd /tmp' >/dev/null
+
+# --- A cut stream: the client goes, the run goes on, the same id gets the result once.
+pid_before=$(shell_pid)
+corral run --id cut-1 s1 -- 'echo started >> /tmp/cut-count; sleep 3; echo finished-while-away' \
+	>"$TB_DIR/cut.out" 2>&1 &
+client=$!
+sleep 1
+kill -9 "$client" 2>/dev/null
+wait "$client" 2>/dev/null
+out=$(corral run --id cut-1 s1 -- 'echo started >> /tmp/cut-count; sleep 3; echo finished-while-away')
+rc=$?
+check_eq "the same id asked again exits 0" 0 "$rc"
+check_eq "and returns what the run printed while nobody listened" "finished-while-away" "$out"
+check_eq "the command ran once" 1 "$(corral run s1 -- 'wc -l < /tmp/cut-count')"
+check_eq "the shell was not restarted" "$pid_before" "$(shell_pid)"
+check_eq "\$KEEP and \$PWD survive" "yes /tmp" "$(corral run s1 -- 'echo $KEEP $PWD')"
+out=$(corral run --id cut-1 s1 -- 'echo another command' 2>&1)
+rc=$?
+check_eq "an id reused for another command is refused" 1 "$rc"
+check_contains "and says why" "$out" "was used for another command"
+
+# --- Timeouts, interrupts, a shell killed from inside.
+out=$(corral run --json --timeout 1 s1 -- 'sleep 30')
+check "a run past its timeout is interrupted (timed_out, SIGINT)" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['timed_out'] and o['exit_code'] == 130 and o['signal'] == 2, o
+assert not o['respawned'], o
+" "$out"
+check_eq "the next run works and keeps \$PWD" "/tmp" "$(corral run s1 -- 'pwd')"
+out=$(corral run --json --timeout 1 s1 -- 'while :; do :; done')
+check "a busy loop in the shell itself is interrupted without a respawn" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['timed_out'] and not o['respawned'], o
+" "$out"
+check_eq "and the shell kept \$KEEP" "yes" "$(corral run s1 -- 'echo $KEEP')"
+out=$(corral run --json --timeout 1 s1 -- 'trap "" INT; sleep 30')
+check "a job that ignores SIGINT ends with the shell (respawned)" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['timed_out'] and o['respawned'], o
+" "$out"
+out=$(corral run --json s1 -- 'kill -9 $$')
+check "a run that kills its shell reports respawned" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['respawned'] and o['exit_code'] == 137 and o['signal'] == 9, o
+" "$out"
+out=$(corral run s1 -- 'echo again; pwd')
+check_eq "the next run works in a new shell (from the workspace)" "again
+$ws" "$out"
+
+# --- runs, interrupt, acknowledgement.
+corral run --id long-1 s1 -- 'sleep 100' >/dev/null 2>&1 &
+client=$!
+sleep 1
+out=$(corral runs s1 --json)
+check "runs lists the run in flight and the kept ones" python3 -c "
+import json, sys
+runs = {r['request_id']: r for r in json.loads(sys.argv[1])}
+assert runs['long-1']['state'] == 'running' and runs['long-1']['result'] is None, runs
+assert runs['cut-1']['result']['exit_code'] == 0, runs
+" "$out"
+check_contains "runs prints a table" "$(corral runs s1)" "long-1"
+corral interrupt s1 long-1
+check_eq "interrupt exits 0" 0 "$?"
+wait "$client"
+rc=$?
+check_eq "the interrupted run's client exits 130" 130 "$rc"
+out=$(corral interrupt s1 no-such-run 2>&1)
+check_contains "interrupting an unknown id is refused" "$out" "holds no run 'no-such-run'"
+
+# --- Another user.
+chmod 0666 "$sock"
+out=$(tb_exec_host setpriv --reuid=1234 --regid=1234 --clear-groups \
+	"$top_builddir/corral" --socket "$sock" run s1 -- 'id' 2>&1)
+rc=$?
+check_eq "another user cannot run in the sandbox" 1 "$rc"
+check_contains "it is not even told the sandbox exists" "$out" "no sandbox named 's1'"
+out=$(tb_exec_host setpriv --reuid=1234 --regid=1234 --clear-groups \
+	"$top_builddir/corral" --socket "$sock" runs s1 2>&1)
+check_contains "nor list its runs" "$out" "no sandbox named 's1'"
+
+# --- A deleted sandbox takes its shells along; a new one of the same name starts fresh.
+corral sandbox delete s1 >/dev/null
+corral sandbox create --root "$ws" --name s1 >/dev/null
+out=$(corral runs s1 --json)
+check_eq "a new sandbox of the same name has no runs" "[]" "$out"
+check_eq "and its shell starts in the workspace" "$ws" "$(corral run s1 -- pwd)"
+corral sandbox delete s1 >/dev/null
+tap_done
