@@ -111,6 +111,36 @@ sandbox_plan_name(struct daemon *d, struct sandbox_plan *p, char **err)
 	return 0;
 }
 
+/* True when PATH lies strictly inside folder DIR. */
+static bool
+sandbox_path_inside(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1)
+		return path[1] != '\0';
+	return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+/* Landlock rights add up down the tree: a read-only root inside a writable
+ * one is protected by its read-only mount alone (DESIGN section 2), so the
+ * request must say it knows. */
+static int
+sandbox_plan_nesting(struct sandbox_plan *p, char **err)
+{
+	for (size_t i = 0; i < p->nroots; i++)
+		for (size_t j = 0; j < p->nroots && p->roots[i].read_only; j++)
+			if (!p->roots[j].read_only && !p->req->allow_nested_readonly &&
+			    sandbox_path_inside(p->roots[i].path, p->roots[j].path)) {
+				sandbox_refuse(err, "the read-only root %s lies inside the writable "
+				    "root %s, where only its read-only mount protects it; pass "
+				    "--allow-nested-readonly if that is meant", p->roots[i].path,
+				    p->roots[j].path);
+				return -1;
+			}
+	return 0;
+}
+
 static int
 sandbox_plan_roots(struct sandbox_plan *p, char **err)
 {
@@ -130,7 +160,7 @@ sandbox_plan_roots(struct sandbox_plan *p, char **err)
 		p->roots[i].read_only = !req->roots[i]->writable;
 	}
 	p->nroots = req->n_roots;
-	return 0;
+	return sandbox_plan_nesting(p, err);
 }
 
 /* run_as for a root caller: --run-as USER, else the owner of the first

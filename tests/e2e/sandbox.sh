@@ -71,6 +71,17 @@ corral exec t1 -- sh -c "echo x > $ro/new.txt" >/dev/null 2>&1
 rc=$?
 [ "$rc" -ne 0 ] && [ ! -e "$ro/new.txt" ]
 tap_result $? "a read-only folder refuses a write (exit $rc, no file)"
+mkdir -p "$ws/vendor" && chown 1000:1000 "$ws/vendor"
+out=$(corral sandbox create --root "$ws" --root "$ws/vendor:ro" --name nest 2>&1); rc=$?
+check_eq "a read-only root inside a writable one is refused" 1 "$rc"
+check_contains "saying that only its mount protects it" "$out" \
+	"only its read-only mount protects it; pass --allow-nested-readonly"
+corral sandbox create --root "$ws" --root "$ws/vendor:ro" --name nest \
+	--allow-nested-readonly >/dev/null 2>&1
+check_eq "with --allow-nested-readonly it is created" 0 "$?"
+corral exec nest -- sh -c "echo x > $ws/vendor/w" >/dev/null 2>&1
+[ ! -e "$ws/vendor/w" ]; tap_result $? "and its read-only mount refuses a write"
+corral sandbox delete nest >/dev/null 2>&1
 
 out=$(corral exec t1 -- ls /root /home/sam 2>&1)
 check_contains "the host's homes are not there" "$out" "No such file or directory"
