@@ -99,6 +99,16 @@ cli_json_credentials(struct json *j, Corral__Credential **creds, size_t n)
 		json_object_begin(j);
 		json_kv_string(j, "name", creds[i]->name);
 		cli_json_strings(j, "hosts", creds[i]->hosts, creds[i]->n_hosts);
+		cli_json_strings(j, "copied", creds[i]->copied, creds[i]->n_copied);
+		json_key(j, "skipped");
+		json_array_begin(j);
+		for (size_t k = 0; k < creds[i]->n_skipped; k++) {
+			json_object_begin(j);
+			json_kv_string(j, "path", creds[i]->skipped[k]->path);
+			json_kv_string(j, "reason", creds[i]->skipped[k]->reason);
+			json_object_end(j);
+		}
+		json_array_end(j);
 		json_object_end(j);
 	}
 	json_array_end(j);

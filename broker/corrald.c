@@ -205,7 +205,8 @@ corrald_split(struct daemon *d)
 	struct privsep_setup setup = {
 		.monitor = { .state_dir = d->cfg->state_dir, .pool_prefix = d->cfg->pool.prefix_len,
 		    .init_path = corrald_init_path(), .connect_port = SANDBOX_CONNECT_PORT,
-		    .transparent_port = SANDBOX_TRANSPARENT_PORT, .dns_port = SANDBOX_DNS_PORT },
+		    .transparent_port = SANDBOX_TRANSPARENT_PORT, .dns_port = SANDBOX_DNS_PORT,
+		    .credentials = d->cfg->credentials, .ncredentials = d->cfg->ncredentials },
 		.host_cgroup = d->cfg->host_proxy.enabled ? d->cfg->host_proxy.cgroup : NULL,
 		.socket_path = d->cfg->socket,
 	};

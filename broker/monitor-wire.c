@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "broker/credcopy.h"
 #include "broker/monitor-wire.h"
+#include "common/xmalloc.h"
 
 static int
 monitor_wire_bad(void)
@@ -124,6 +126,10 @@ monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create 
 	monitor_wire_put_u64(m, r->memory_bytes);
 	initproto_put_u32(m, r->cpu_milli);
 	initproto_put_u32(m, r->hard_requirement);
+	initproto_put_str(m, r->grant_home != NULL ? r->grant_home : "");
+	initproto_put_u32(m, (uint32_t)r->n_grants);
+	for (size_t i = 0; i < r->n_grants; i++)
+		initproto_put_str(m, r->grants[i]);
 }
 
 static int
@@ -164,6 +170,24 @@ monitor_wire_create_roots(struct initproto_msg *m, struct monitor_wire_create *o
 	return 0;
 }
 
+static int
+monitor_wire_create_grants(struct initproto_msg *m, struct monitor_wire_create *out)
+{
+	const char *home;
+	uint32_t n;
+
+	if (initproto_get_str(m, &home) == -1 || initproto_get_u32(m, &n) == -1 ||
+	    n > MONITOR_GRANTS_MAX)
+		return monitor_wire_bad();
+	for (uint32_t i = 0; i < n; i++)
+		if (initproto_get_str(m, &out->grants[i]) == -1)
+			return monitor_wire_bad();
+	out->req.grant_home = home[0] != '\0' ? home : NULL;
+	out->req.grants = out->grants;
+	out->req.n_grants = n;
+	return 0;
+}
+
 int
 monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *out)
 {
@@ -177,11 +201,117 @@ monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *
 	    initproto_get_str(m, &workdir) == -1 || initproto_get_u32(m, &slot) == -1 ||
 	    monitor_wire_get_u64(m, &r->pids) == -1 ||
 	    monitor_wire_get_u64(m, &r->memory_bytes) == -1 || initproto_get_u32(m, &cpu) == -1 ||
-	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 || initproto_get_end(m, 0) == -1)
+	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
+	    monitor_wire_create_grants(m, out) == -1 || initproto_get_end(m, 0) == -1)
 		return monitor_wire_bad();
 	r->workdir = workdir[0] != '\0' ? workdir : NULL;
 	r->slot = slot;
 	r->cpu_milli = cpu;
+	return 0;
+}
+
+static void
+monitor_wire_put_list(struct initproto_msg *m, char *const *v, size_t n, size_t max)
+{
+	n = n < max ? n : max;
+	initproto_put_u32(m, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		initproto_put_str(m, v[i]);
+}
+
+/* What the grants copied; lists past their bound are cut (the broker only
+ * shows them). */
+static void
+monitor_wire_creds_encode(struct initproto_msg *m, const struct credcopy_result *r)
+{
+	size_t n = r != NULL ? r->ngrants : 0;
+
+	initproto_put_u32(m, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		const struct credcopy_applied *a = &r->grants[i];
+		size_t nskip = a->nskipped < MONITOR_WIRE_LIST_MAX ? a->nskipped :
+		    MONITOR_WIRE_LIST_MAX;
+
+		initproto_put_str(m, a->name);
+		monitor_wire_put_list(m, a->hosts, a->nhosts, MONITOR_WIRE_LIST_MAX);
+		monitor_wire_put_list(m, a->copied, a->ncopied, MONITOR_WIRE_LIST_MAX);
+		initproto_put_u32(m, (uint32_t)nskip);
+		for (size_t k = 0; k < nskip; k++) {
+			initproto_put_str(m, a->skipped[k].path);
+			initproto_put_str(m, a->skipped[k].reason);
+		}
+	}
+	monitor_wire_put_list(m, r != NULL ? r->env : NULL, r != NULL ? r->nenv : 0,
+	    MONITOR_WIRE_LIST_MAX);
+}
+
+/* A list of at most MONITOR_WIRE_LIST_MAX texts into *V (malloc'd). */
+static int
+monitor_wire_get_list(struct initproto_msg *m, char ***v, size_t *n)
+{
+	const char *s;
+	uint32_t count;
+
+	if (initproto_get_u32(m, &count) == -1 || count > MONITOR_WIRE_LIST_MAX)
+		return monitor_wire_bad();
+	*v = xcalloc(count + 1, sizeof(**v));
+	for (*n = 0; *n < count; (*n)++) {
+		if (initproto_get_str(m, &s) == -1)
+			return monitor_wire_bad();
+		(*v)[*n] = xstrdup(s);
+	}
+	return 0;
+}
+
+static int
+monitor_wire_applied_decode(struct initproto_msg *m, struct credcopy_applied *a)
+{
+	const char *s, *reason;
+	uint32_t n;
+
+	if (initproto_get_str(m, &s) == -1)
+		return monitor_wire_bad();
+	a->name = xstrdup(s);
+	if (monitor_wire_get_list(m, &a->hosts, &a->nhosts) == -1 ||
+	    monitor_wire_get_list(m, &a->copied, &a->ncopied) == -1 ||
+	    initproto_get_u32(m, &n) == -1 || n > MONITOR_WIRE_LIST_MAX)
+		return monitor_wire_bad();
+	a->skipped = xcalloc(n + 1, sizeof(*a->skipped));
+	for (; a->nskipped < n; a->nskipped++) {
+		if (initproto_get_str(m, &s) == -1 || initproto_get_str(m, &reason) == -1)
+			return monitor_wire_bad();
+		a->skipped[a->nskipped].path = xstrdup(s);
+		a->skipped[a->nskipped].reason = xstrdup(reason);
+	}
+	return 0;
+}
+
+/* The grants' result into *OUT (NULL when there were none). */
+static int
+monitor_wire_creds_decode(struct initproto_msg *m, struct credcopy_result **out)
+{
+	struct credcopy_result *r;
+	uint32_t n;
+
+	*out = NULL;
+	if (initproto_get_u32(m, &n) == -1 || n > MONITOR_GRANTS_MAX + 1)
+		return monitor_wire_bad();
+	r = xcalloc(1, sizeof(*r));
+	r->grants = xcalloc(n + 1, sizeof(*r->grants));
+	for (; r->ngrants < n; r->ngrants++)
+		if (monitor_wire_applied_decode(m, &r->grants[r->ngrants]) == -1) {
+			r->ngrants++;
+			credcopy_result_free(r);
+			return -1;
+		}
+	if (monitor_wire_get_list(m, &r->env, &r->nenv) == -1) {
+		credcopy_result_free(r);
+		return -1;
+	}
+	if (n == 0)
+		credcopy_result_free(r);
+	else
+		*out = r;
 	return 0;
 }
 
@@ -200,6 +330,7 @@ monitor_wire_built_encode(struct initproto_msg *m, const struct monitor_built *b
 		initproto_put_str(m, b->missing[i]);
 	for (size_t i = 0; i < 3; i++)
 		initproto_put_str(m, b->limit_source[i] != NULL ? b->limit_source[i] : "none");
+	monitor_wire_creds_encode(m, b->creds);
 	initproto_put_fd(m, b->channel_fd);
 	initproto_put_fd(m, b->diag_fd);
 	initproto_put_fd(m, b->connect_fd);
@@ -259,9 +390,13 @@ monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b)
 	    initproto_get_u32(m, &gw) == -1 || initproto_get_u32(m, &addr) == -1 ||
 	    initproto_get_str(m, &home) == -1 || initproto_get_u32(m, &abi) == -1 ||
 	    monitor_wire_get_bool(m, &b->seccomp) == -1 || monitor_wire_built_texts(m, b) == -1 ||
+	    monitor_wire_creds_decode(m, &b->creds) == -1 ||
 	    initproto_get_end(m, MONITOR_WIRE_BUILT_FDS) == -1 ||
-	    monitor_wire_copy(b->home, sizeof(b->home), home) == -1)
+	    monitor_wire_copy(b->home, sizeof(b->home), home) == -1) {
+		credcopy_result_free(b->creds);
+		b->creds = NULL;
 		return monitor_wire_bad();
+	}
 	b->init_pid = (pid_t)pid;
 	b->gateway.s_addr = gw;
 	b->address.s_addr = addr;

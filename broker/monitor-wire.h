@@ -27,6 +27,7 @@
 #define MONITOR_WIRE_LIVE_MAX 4096      /* live names in one REAP */
 #define MONITOR_WIRE_REAPED_MAX 256     /* removals listed in one REAPED (all are counted) */
 #define MONITOR_WIRE_TEXT_MAX 512       /* a reason */
+#define MONITOR_WIRE_LIST_MAX 64        /* hosts, files, skips, env entries of one grant's report */
 #define MONITOR_WIRE_BUILT_FDS 6        /* channel, diag, connect, transparent, dns udp, dns tcp */
 
 enum monitor_wire_type {
@@ -57,6 +58,7 @@ struct monitor_wire_create {
 	struct monitor_create req;
 	gid_t groups[MONITOR_WIRE_GROUPS_MAX];
 	struct spawn_root roots[MONITOR_WIRE_ROOTS_MAX];
+	const char *grants[MONITOR_GRANTS_MAX];
 };
 
 /* A decoded REAPED. */
@@ -75,7 +77,8 @@ int monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_crea
 
 /* BUILT carries B's descriptors (attached, not owned). */
 void monitor_wire_built_encode(struct initproto_msg *m, const struct monitor_built *b);
-/* Takes the descriptors into B; its texts are copied into B. */
+/* Takes the descriptors into B; its texts are copied into B, the grants'
+ * result allocated (B->creds: credcopy_result_free it). */
 int monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b);
 
 /* A message of TYPE holding one text (FAILED, DESTROY, DONE with "" on

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "broker/cgroup.h"
+#include "broker/credcopy.h"
 #include "broker/fence.h"
 #include "broker/monitor.h"
 #include "broker/netlink.h"
@@ -324,6 +325,25 @@ monitor_empty_dir(int dirfd)
 	closedir(d);
 }
 
+/* Empties HOME (a sandbox's, in DIRFD) as its owner: the copies of
+ * credentials are the sandbox user's files, deleted with its rights. */
+static void
+monitor_clear_home(int dirfd)
+{
+	int home = openat(dirfd, "home", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	char *why = NULL;
+
+	if (home == -1)
+		return;
+	if (fstat(home, &st) == 0 && st.st_uid != 0 && st.st_gid != 0 &&
+	    credcopy_clear(st.st_uid, st.st_gid, home, 0, &why) == -1) {
+		log_warnx("%s: %s", __func__, why != NULL ? why : "failed");
+		free(why);
+	}
+	close(home);
+}
+
 /* Deletes <state>/sandboxes/NAME and all it holds. */
 static void
 monitor_remove_home(struct monitor *m, const char *name)
@@ -331,6 +351,7 @@ monitor_remove_home(struct monitor *m, const char *name)
 	int sub = openat(m->sandboxes_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (sub != -1) {
+		monitor_clear_home(sub);
 		monitor_empty_dir(sub);
 		close(sub);
 		unlinkat(m->sandboxes_fd, name, AT_REMOVEDIR);
@@ -431,6 +452,64 @@ monitor_layers_of(struct monitor *m, struct monitor_sandbox *s, struct monitor_b
 	out->limit_source[0] = cgroup_limit_source(s->cg, CGROUP_PIDS);
 	out->limit_source[1] = cgroup_limit_source(s->cg, CGROUP_MEMORY);
 	out->limit_source[2] = cgroup_limit_source(s->cg, CGROUP_CPU);
+}
+
+/* Opens REQ's grant home as the caller: a non-root caller may only name
+ * its own (DESIGN section 9). -1 with the reason in *ERR. */
+static int
+monitor_grant_home(const struct monitor_create *req, char **err)
+{
+	struct stat st;
+	char *why = NULL;
+	int fd;
+
+	fd = spawn_open_dir_as(req->caller_uid, req->caller_gid, req->caller_groups,
+	    req->n_caller_groups, req->grant_home, &why);
+	if (fd == -1) {
+		monitor_fail_with(err, "--home", why);
+		return -1;
+	}
+	if (req->caller_uid != 0 && (fstat(fd, &st) == -1 || st.st_uid != req->caller_uid)) {
+		monitor_fail(err, "--home %s is not yours: grants copy only from your own home",
+		    req->grant_home);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Copies REQ's grants into HOME_FD as run_as (broker/credcopy.c). */
+static int
+monitor_grants(struct monitor *m, const struct monitor_create *req, int home_fd,
+    struct monitor_built *out, char **err)
+{
+	struct credcopy_grant grants[MONITOR_GRANTS_MAX];
+	struct credcopy_spec spec = { .uid = req->uid, .gid = req->gid, .dst_home_fd = home_fd,
+	    .dst_home_path = out->home, .grants = grants, .ngrants = req->n_grants };
+	char *why = NULL;
+	int rc = -1;
+
+	if (req->n_grants == 0)
+		return 0;
+	if (req->n_grants > MONITOR_GRANTS_MAX || req->grant_home == NULL) {
+		monitor_fail(err, "refused: at most %d grants, and a home to copy them from",
+		    MONITOR_GRANTS_MAX);
+		return -1;
+	}
+	for (size_t i = 0; i < req->n_grants; i++)
+		if (credcopy_grant_find(req->grants[i], m->cfg.credentials, m->cfg.ncredentials,
+		    &grants[i], &why) == -1) {
+			monitor_fail_with(err, "grant", why);
+			return -1;
+		}
+	if ((spec.src_home_fd = monitor_grant_home(req, err)) == -1)
+		return -1;
+	if (credcopy_copy(&spec, &out->creds, &why) == 0)
+		rc = 0;
+	else
+		monitor_fail_with(err, "grants", why);
+	close(spec.src_home_fd);
+	return rc;
 }
 
 /* Starts corral-init for REQ in fresh namespaces, inside S's cgroups. */
@@ -581,6 +660,7 @@ monitor_create(struct monitor *m, const struct monitor_create *req,
 		goto fail;
 	}
 	if (monitor_make_home(m, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
+	    monitor_grants(m, req, home_fd, out, err) == -1 ||
 	    monitor_start_init(m, req, s, out, home_fd, err) == -1 ||
 	    monitor_wire(m, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address, err) == -1 ||
 	    monitor_listeners(m, out, err) == -1 ||
@@ -594,6 +674,8 @@ fail:
 	if (home_fd != -1)
 		close(home_fd);
 	monitor_built_close(out);
+	credcopy_result_free(out->creds);
+	out->creds = NULL;
 	monitor_sandbox_free(m, s);
 	return -1;
 }

@@ -14,9 +14,12 @@
 
 #include "broker/spawn.h"
 
+struct config_credential;
+struct credcopy_result;
 #define MONITOR_INSTANCE_MAX_BYTES 33   /* "i" and hex of the state folder's hash */
 #define MONITOR_MISSING_MAX 8           /* layers a sandbox may lack, listed */
 #define MONITOR_SLOTS_MAX 16384         /* /30s of a /16 pool */
+#define MONITOR_GRANTS_MAX 16           /* grants of one sandbox */
 
 struct monitor;
 struct monitor_sandbox;
@@ -29,6 +32,8 @@ struct monitor_config {
 	const char *init_path;          /* corral-init */
 	const char *runtime_dir;        /* shown read-only inside, or NULL */
 	uint16_t connect_port, transparent_port, dns_port;
+	const struct config_credential *credentials;    /* the config's grants */
+	size_t ncredentials;
 };
 
 /* A sandbox to build; the broker validated it (names, roots, run_as). */
@@ -48,6 +53,9 @@ struct monitor_create {
 	uint64_t memory_bytes;
 	uint32_t cpu_milli;
 	bool hard_requirement;          /* refuse when a layer is missing */
+	const char *grant_home;         /* where grants are copied from (opened as the caller) */
+	const char *const *grants;      /* grant names (built-in or the config's) */
+	size_t n_grants;
 };
 
 /* What a built sandbox is, for the broker. */
@@ -68,6 +76,7 @@ struct monitor_built {
 	size_t n_missing;
 	const char *limit_source[3];    /* pids, memory, cpu: "v2", "v1", "none" */
 	char text_store[512];           /* the texts above, when decoded from the monitor */
+	struct credcopy_result *creds;  /* what the grants copied (owned), or NULL */
 };
 
 /* Sets up the privileged side: instance id, cgroups, the fence, the

@@ -25,6 +25,7 @@
 #include <linux/openat2.h>
 #include <sched.h>
 
+#include "broker/credcopy.h"
 #include "broker/privsep.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -102,6 +103,7 @@ privsep_on_create(struct privsep_monitor *pm)
 		privsep_send(pm->fd, pm->out);
 		/* The broker has its copies now. */
 		monitor_built_close(&b);
+		credcopy_result_free(b.creds);
 	}
 	free(err);
 	free(req);

@@ -17,6 +17,7 @@
 
 #include "broker/api.h"
 #include "broker/conf.h"
+#include "broker/credcopy.h"
 #include "broker/daemon.h"
 #include "broker/exec.h"
 #include "broker/monitor.h"
@@ -46,6 +47,9 @@ struct sandbox_plan {
 	size_t nroots;
 	struct policy *policy;
 	int slot;
+	char grant_home[PATH_MAX];      /* where --grant copies from */
+	struct render_grant grants[MONITOR_GRANTS_MAX];
+	size_t ngrants;
 };
 
 static void
@@ -272,7 +276,7 @@ sandbox_policy_profile(struct daemon *d, struct sandbox_plan *p, char **err)
 	struct render_root roots[SANDBOX_ROOTS_MAX];
 	struct policy *profile = NULL, *pol = NULL;
 	struct render_spec spec = { .roots = roots, .nroots = p->nroots, .uid = p->uid,
-	    .gid = p->gid };
+	    .gid = p->gid, .grants = p->grants, .ngrants = p->ngrants };
 	char *message = NULL;
 	enum render_err e;
 
@@ -355,7 +359,7 @@ sandbox_strv(size_t n)
 
 /* The broker's record of a built sandbox. */
 static struct sandbox *
-sandbox_record(struct sandbox_plan *p, const struct monitor_built *b)
+sandbox_record(struct sandbox_plan *p, struct monitor_built *b)
 {
 	const Corral__SandboxCreate *req = p->req;
 	struct sandbox *sb = xcalloc(1, sizeof(*sb));
@@ -381,7 +385,12 @@ sandbox_record(struct sandbox_plan *p, const struct monitor_built *b)
 	for (size_t i = 0; i < req->n_labels; i++)
 		xasprintf(&sb->labels[sb->nlabels++], "%s=%s", req->labels[i]->key,
 		    req->labels[i]->value);
-	sb->env = sandbox_strv(req->n_env);
+	/* The grants' variables first: the caller's --env may override them. */
+	sb->creds = b->creds;
+	b->creds = NULL;
+	sb->env = sandbox_strv((sb->creds != NULL ? sb->creds->nenv : 0) + req->n_env);
+	for (size_t i = 0; sb->creds != NULL && i < sb->creds->nenv; i++)
+		sb->env[sb->nenv++] = xstrdup(sb->creds->env[i]);
 	for (size_t i = 0; i < req->n_env; i++)
 		xasprintf(&sb->env[sb->nenv++], "%s=%s", req->env[i]->key, req->env[i]->value);
 	sb->missing = sandbox_strv(b->n_missing);
@@ -461,7 +470,69 @@ sandbox_free(struct sandbox *sb)
 	free(sb->agent);
 	free(sb->cwd);
 	free(sb->home);
+	credcopy_result_free(sb->creds);
 	free(sb);
+}
+
+/* The grants asked (DESIGN section 9): known names, and the home they are
+ * copied from: --home, else the caller's own (run_as's for a root
+ * caller, whose /root run_as could not read). The monitor opens it with
+ * the caller's rights and copies as run_as. */
+static int
+sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	const struct passwd *pw;
+	struct credcopy_grant g;
+	char *why = NULL;
+
+	if (p->req->n_grants == 0) {
+		if (p->req->home[0] == '\0')
+			return 0;
+		sandbox_refuse(err, "--home names where --grant copies from: give --grant too");
+		return -1;
+	}
+	if (p->req->n_grants > MONITOR_GRANTS_MAX) {
+		sandbox_refuse(err, "at most %d --grant options", MONITOR_GRANTS_MAX);
+		return -1;
+	}
+	for (size_t i = 0; i < p->req->n_grants; i++) {
+		if (credcopy_grant_find(p->req->grants[i], d->cfg->credentials,
+		    d->cfg->ncredentials, &g, &why) == -1) {
+			sandbox_refuse(err, "%s", why != NULL ? why : "unknown grant");
+			free(why);
+			return -1;
+		}
+		p->grants[p->ngrants++] = (struct render_grant){ g.name, g.hosts, g.nhosts };
+	}
+	pw = p->req->home[0] != '\0' ? NULL : getpwuid(p->caller->uid == 0 ? p->uid : p->caller->uid);
+	if (p->req->home[0] == '\0' && (pw == NULL || pw->pw_dir[0] != '/')) {
+		sandbox_refuse(err, "--grant: no home to copy from; give --home DIR");
+		return -1;
+	}
+	snprintf(p->grant_home, sizeof(p->grant_home), "%s", pw != NULL ? pw->pw_dir : p->req->home);
+	return 0;
+}
+
+/* After the copy, the hosts the grants really add (a kubeconfig names its
+ * clusters): the profile's policy is rendered again with them. */
+static int
+sandbox_plan_regrant(struct daemon *d, struct sandbox_plan *p,
+    const struct credcopy_result *creds, char **err)
+{
+	struct policy *pol;
+
+	if (creds == NULL || p->req->policy[0] != '\0')
+		return 0;
+	p->ngrants = 0;
+	for (size_t i = 0; i < creds->ngrants && p->ngrants < MONITOR_GRANTS_MAX; i++)
+		if (creds->grants[i].nhosts > 0)
+			p->grants[p->ngrants++] = (struct render_grant){ creds->grants[i].name,
+			    (const char *const *)creds->grants[i].hosts, creds->grants[i].nhosts };
+	if ((pol = sandbox_policy_profile(d, p, err)) == NULL)
+		return -1;
+	policy_free(p->policy);
+	p->policy = pol;
+	return 0;
 }
 
 /* Checks the request; fills P (its policy is the caller's to free). */
@@ -471,13 +542,8 @@ sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
 	if (sandbox_plan_name(d, p, err) == -1 || sandbox_plan_roots(p, err) == -1 ||
 	    sandbox_plan_run_as(d, p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)
 		return -1;
-	/* --home only names where credential grants are copied from; grants
-	 * come with persistent sessions. Refused rather than ignored. */
-	if (p->req->n_grants > 0 || p->req->home[0] != '\0') {
-		sandbox_refuse(err, "credential grants (--grant, --home) are not available in "
-		    "this version of corrald");
+	if (sandbox_plan_grants(d, p, err) == -1)
 		return -1;
-	}
 	if (p->req->policy[0] != '\0' && p->req->profile[0] != '\0') {
 		sandbox_refuse(err, "give --profile or --policy, not both");
 		return -1;
@@ -510,6 +576,9 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->memory_bytes = req->memory_bytes;
 	mc->cpu_milli = req->milli_cpus;
 	mc->hard_requirement = p->policy->landlock == POLICY_LANDLOCK_HARD_REQUIREMENT;
+	mc->grant_home = req->n_grants > 0 ? p->grant_home : NULL;
+	mc->grants = (const char *const *)req->grants;
+	mc->n_grants = req->n_grants;
 }
 
 /* Builds the planned sandbox: the monitor's part, then the broker's. */
@@ -528,6 +597,12 @@ sandbox_build(struct daemon *d, struct sandbox_plan *p, char **err)
 	sandbox_monitor_request(d, p, &mc);
 	if (privsep_create(d->privsep, &mc, &b, err) == -1)
 		return NULL;
+	if (sandbox_plan_regrant(d, p, b.creds, err) == -1) {
+		monitor_built_close(&b);
+		credcopy_result_free(b.creds);
+		privsep_destroy(d->privsep, p->name, NULL);
+		return NULL;
+	}
 	sb = sandbox_record(p, &b);
 	policy = p->policy;
 	p->policy = NULL;       /* the tenant takes it */
@@ -704,6 +779,44 @@ sandbox_info_limits(const struct sandbox *sb, Corral__SandboxInfo *info)
 	info->n_limits = 3;
 }
 
+static char **
+sandbox_strv_dup(char *const *v, size_t n)
+{
+	char **out = sandbox_strv(n);
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
+
+/* What each grant copied, skipped and adds to the policy. */
+static void
+sandbox_info_credentials(const struct sandbox *sb, Corral__SandboxInfo *info)
+{
+	size_t n = sb->creds != NULL ? sb->creds->ngrants : 0;
+
+	info->credentials = xcalloc(n + 1, sizeof(*info->credentials));
+	for (size_t i = 0; i < n; i++) {
+		const struct credcopy_applied *a = &sb->creds->grants[i];
+		Corral__Credential *c = xmalloc(sizeof(*c));
+
+		corral__credential__init(c);
+		c->name = xstrdup(a->name);
+		c->hosts = sandbox_strv_dup(a->hosts, c->n_hosts = a->nhosts);
+		c->copied = sandbox_strv_dup(a->copied, c->n_copied = a->ncopied);
+		c->skipped = xcalloc(a->nskipped + 1, sizeof(*c->skipped));
+		for (; c->n_skipped < a->nskipped; c->n_skipped++) {
+			Corral__CredentialSkip *k = xmalloc(sizeof(*k));
+
+			corral__credential_skip__init(k);
+			k->path = xstrdup(a->skipped[c->n_skipped].path);
+			k->reason = xstrdup(a->skipped[c->n_skipped].reason);
+			c->skipped[c->n_skipped] = k;
+		}
+		info->credentials[info->n_credentials++] = c;
+	}
+}
+
 Corral__SandboxInfo *
 sandbox_info(const struct daemon *d, const struct sandbox *sb)
 {
@@ -734,5 +847,6 @@ sandbox_info(const struct daemon *d, const struct sandbox *sb)
 	sandbox_info_labels(sb, info);
 	sandbox_info_runner(sb, info);
 	sandbox_info_limits(sb, info);
+	sandbox_info_credentials(sb, info);
 	return info;
 }

@@ -18,6 +18,7 @@
 #define SANDBOX_TRANSPARENT_PORT 15001  /* the fence redirects every other TCP here */
 #define SANDBOX_DNS_PORT 53             /* the DNS stub, UDP and TCP */
 
+struct credcopy_result;
 struct daemon;
 struct exec_channel;
 struct exec_stream;
@@ -47,7 +48,8 @@ struct sandbox {
 	size_t nroots;
 	char **labels;                  /* "key=value" */
 	size_t nlabels;
-	char **env;                     /* the caller's --env, "K=V" */
+	char **env;                     /* the grants' variables, then the caller's --env, "K=V" */
+	struct credcopy_result *creds;  /* what the grants copied, or NULL */
 	size_t nenv;
 	unsigned slot;
 	struct in_addr gateway;

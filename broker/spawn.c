@@ -215,38 +215,72 @@ spawn_open_root(const struct spawn_root *r, char **err)
 	return fd;
 }
 
-/* Opens every root of S into FDS as the caller: on this thread only,
- * fsuid, fsgid and groups become the caller's (which also drops the
- * capabilities that bypass file permissions), then they come back. */
+/* Takes the caller's file-system identity on this thread only: fsuid,
+ * fsgid and groups (which also drops the capabilities that bypass file
+ * permissions). SAVED keeps the groups to come back to. */
 static int
-spawn_open_roots(const struct spawn_spec *s, int *fds, char **err)
+spawn_become_caller(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+    gid_t *saved, long *n_saved, char **err)
 {
-	gid_t saved[SPAWN_GROUPS_MAX];
-	long n_saved;
-	size_t i;
-	int rc = 0;
-
-	n_saved = syscall(SYS_getgroups, SPAWN_GROUPS_MAX, saved);
-	if (n_saved == -1)
+	*n_saved = syscall(SYS_getgroups, SPAWN_GROUPS_MAX, saved);
+	if (*n_saved == -1)
 		return spawn_refuse(err, "getgroups: %s", strerror(errno));
 	/* The raw calls change this thread alone; glibc's would change all. */
-	if (syscall(SYS_setgroups, s->n_caller_groups, s->caller_groups) == -1)
+	if (syscall(SYS_setgroups, ngroups, groups) == -1)
 		return spawn_refuse(err, "setgroups: %s", strerror(errno));
-	setfsgid(s->caller_gid);
-	setfsuid(s->caller_uid);
-	if ((uid_t)setfsuid((uid_t)-1) != s->caller_uid || (gid_t)setfsgid((gid_t)-1) != s->caller_gid)
-		rc = spawn_refuse(err, "could not take the caller's file-system identity");
-	for (i = 0; rc == 0 && i < s->n_roots; i++) {
-		fds[i] = spawn_open_root(&s->roots[i], err);
-		if (fds[i] == -1)
-			rc = -1;
-	}
+	setfsgid(gid);
+	setfsuid(uid);
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
+		return spawn_refuse(err, "could not take the caller's file-system identity");
+	return 0;
+}
+
+static void
+spawn_become_self(const gid_t *saved, long n_saved)
+{
 	setfsuid(0);
 	setfsgid(0);
 	/* Failing to become ourselves again is a broken invariant. */
 	if (syscall(SYS_setgroups, (size_t)n_saved, saved) == -1 || setfsuid((uid_t)-1) != 0)
 		abort();
+}
+
+/* Opens every root of S into FDS as the caller. */
+static int
+spawn_open_roots(const struct spawn_spec *s, int *fds, char **err)
+{
+	gid_t saved[SPAWN_GROUPS_MAX];
+	long n_saved = -1;
+	size_t i;
+	int rc;
+
+	rc = spawn_become_caller(s->caller_uid, s->caller_gid, s->caller_groups,
+	    s->n_caller_groups, saved, &n_saved, err);
+	for (i = 0; rc == 0 && i < s->n_roots; i++) {
+		fds[i] = spawn_open_root(&s->roots[i], err);
+		if (fds[i] == -1)
+			rc = -1;
+	}
+	if (n_saved != -1)
+		spawn_become_self(saved, n_saved);
 	return rc;
+}
+
+int
+spawn_open_dir_as(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, const char *path,
+    char **err)
+{
+	gid_t saved[SPAWN_GROUPS_MAX];
+	long n_saved = -1;
+	int fd = -1;
+
+	if (spawn_become_caller(uid, gid, groups, ngroups, saved, &n_saved, err) == 0 &&
+	    (fd = spawn_open_path(path)) == -1)
+		spawn_refuse(err, "%s: %s%s", path, strerror(errno), errno == ELOOP ?
+		    " (a symlink is on the path: name the folder it leads to)" : "");
+	if (n_saved != -1)
+		spawn_become_self(saved, n_saved);
+	return fd;
 }
 
 /* Replaces each O_PATH descriptor of FDS by a detached clone of its mount

@@ -54,6 +54,11 @@ struct spawn_spec {
 
 struct spawn;
 
+/* Opens folder PATH (O_PATH, no symlink on the way) with the file-system
+ * identity UID:GID and GROUPS, on this thread only. -1 with *ERR. */
+int spawn_open_dir_as(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, const char *path,
+    char **err);
+
 /* Checks SPEC and starts corral-init, which then waits for spawn_ready. */
 struct spawn *spawn_start(const struct spawn_spec *spec, char **err);
 /* corral-init's pid in the host's pid namespace. */

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "broker/credcopy.h"
 #include "broker/monitor-wire.h"
 
 struct pair {
@@ -190,6 +191,58 @@ test_create_with_a_descriptor_is_refused(void **state)
 }
 
 static void
+test_create_carries_grants_and_their_home(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	const char *grants[] = { "ssh", "gh" };
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	r.grant_home = "/home/alice";
+	r.grants = grants;
+	r.n_grants = 2;
+	monitor_wire_create_encode(p->out, &r);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
+	assert_string_equal(got->req.grant_home, "/home/alice");
+	assert_int_equal(got->req.n_grants, 2);
+	assert_string_equal(got->req.grants[1], "gh");
+	free(got);
+}
+
+static void
+test_built_carries_what_the_grants_copied(void **state)
+{
+	struct pair *p = *state;
+	char host[] = "github.com:22", file[] = ".ssh/id_ed25519";
+	char var[] = "GIT_SSH_COMMAND=ssh -F /h/.ssh/config";
+	char name[] = "ssh", link[] = ".ssh/id_link", why[] = "a symbolic link";
+	char *hosts[] = { host }, *copied[] = { file }, *env[] = { var };
+	struct credcopy_skip skip = { link, why };
+	struct credcopy_applied a = { name, hosts, 1, copied, 1, &skip, 1 };
+	struct credcopy_result r = { &a, 1, env, 1 };
+	struct monitor_built b = { .creds = &r, .limit_source = { "v2", "v2", "v2" } };
+	struct monitor_built got;
+	int fds[2];
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	b.channel_fd = b.diag_fd = b.connect_fd = fds[0];
+	b.transparent_fd = b.dns_udp_fd = b.dns_tcp_fd = fds[1];
+	monitor_wire_built_encode(p->out, &b);
+	carry(p);
+	assert_int_equal(monitor_wire_built_decode(p->in, &got), 0);
+	assert_non_null(got.creds);
+	assert_int_equal(got.creds->ngrants, 1);
+	assert_string_equal(got.creds->grants[0].hosts[0], "github.com:22");
+	assert_string_equal(got.creds->grants[0].skipped[0].reason, "a symbolic link");
+	assert_string_equal(got.creds->env[0], "GIT_SSH_COMMAND=ssh -F /h/.ssh/config");
+	credcopy_result_free(got.creds);
+	monitor_built_close(&got);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void
 test_built_round_trips_with_its_six_descriptors(void **state)
 {
 	struct pair *p = *state;
@@ -309,6 +362,8 @@ main(void)
 		T(test_create_with_no_root_is_refused),
 		T(test_create_flag_other_than_0_or_1_is_refused),
 		T(test_create_with_a_descriptor_is_refused),
+		T(test_create_carries_grants_and_their_home),
+		T(test_built_carries_what_the_grants_copied),
 		T(test_built_round_trips_with_its_six_descriptors),
 		T(test_reap_list_over_its_bound_is_refused),
 		T(test_reap_list_round_trips),
