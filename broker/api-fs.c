@@ -341,19 +341,24 @@ api_fs_read_result(int fd, size_t *len)
 	return data;
 }
 
-/* Turns the result the sandbox left into the reply. */
+/* Turns the result the sandbox left (its child exited with CODE) into the
+ * reply. */
 static void
-api_fs_reply(struct api_fs_op *op)
+api_fs_reply(struct api_fs_op *op, int code)
 {
 	Corral__Response resp = CORRAL__RESPONSE__INIT;
 	struct fsop_result r;
 	size_t len = 0;
 	char *data = api_fs_read_result(op->out_fd, &len);
+	char *msg;
 
 	if (data == NULL || fsop_result_decode(data, len, op->op, &r) == -1) {
-		log_warnx("%s: the file operation left no valid result", __func__);
+		log_warnx("%s: the file operation exited %d with no valid result", __func__, code);
 		free(data);
-		api_fs_fail(op, WIRE_ERR_INTERNAL, "the file operation ended without a result");
+		xasprintf(&msg, "the file operation ended without a result (exit status %d%s)",
+		    code, code > 128 ? ": killed by a signal" : "");
+		api_fs_fail(op, WIRE_ERR_INTERNAL, msg);
+		free(msg);
 		return;
 	}
 	if (r.status != FSOP_OK)
@@ -394,7 +399,7 @@ api_fs_on_exited(struct exec_proc *p, int code, void *arg)
 		api_fs_fail(op, WIRE_ERR_UNAVAILABLE, "the sandbox ended during the file operation");
 		return;
 	}
-	api_fs_reply(op);
+	api_fs_reply(op, code);
 }
 
 /* Too long: the operation is killed and the client told. */

@@ -170,25 +170,48 @@ fsop_open(int ws, int root, const char *path, int flags, mode_t mode)
 	return (int)syscall(SYS_openat2, dirfd, path[0] != '\0' ? path : ".", &how, sizeof(how));
 }
 
+/* Grows *BUF (of *CAP bytes) towards LIMIT; -1 when it cannot. */
+static int
+fsop_grow(char **buf, size_t *cap, size_t limit)
+{
+	size_t next = *cap * 2 < limit ? *cap * 2 : limit;
+	char *grown = realloc(*buf, next + 1);
+
+	if (grown == NULL)
+		return -1;
+	*buf = grown;
+	*cap = next;
+	return 0;
+}
+
 /* Reads up to MAX bytes of FD from its start into *DATA (malloc'd, one
- * byte more for a NUL); *MORE when the file holds more. */
+ * byte more for a NUL); *MORE when the file holds more. The buffer starts
+ * at the file's size (files of /proc say 0) and grows as needed. */
 static int
 fsop_slurp(int fd, size_t max, char **data, size_t *len, bool *more)
 {
-	char *buf = malloc(max + 2);
-	size_t got = 0;
+	struct stat st;
+	size_t got = 0, cap = FSOP_OUT_CHUNK_BYTES;
+	char *buf;
 	ssize_t n;
 
-	if (buf == NULL)
+	if (fstat(fd, &st) == 0 && st.st_size > 0)
+		cap = (size_t)st.st_size < max ? (size_t)st.st_size + 1 : max + 1;
+	else if (cap > max + 1)
+		cap = max + 1;
+	if ((buf = malloc(cap + 1)) == NULL)
 		return -1;
-	while (got < max + 1) {
-		n = pread(fd, buf + got, max + 1 - got, (off_t)got);
+	for (;;) {
+		/* MAX + 1 bytes read: enough to know there is more. */
+		if (got == cap && cap > max)
+			break;
+		if (got == cap && fsop_grow(&buf, &cap, max + 1) == -1)
+			goto fail;
+		n = pread(fd, buf + got, cap - got, (off_t)got);
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n == -1) {
-			free(buf);
-			return -1;
-		}
+		if (n == -1)
+			goto fail;
 		if (n == 0)
 			break;
 		got += (size_t)n;
@@ -198,6 +221,9 @@ fsop_slurp(int fd, size_t max, char **data, size_t *len, bool *more)
 	buf[*len] = '\0';
 	*data = buf;
 	return 0;
+fail:
+	free(buf);
+	return -1;
 }
 
 /* Opens PATH as a regular file (FLAGS: O_RDONLY or O_RDWR). */
@@ -485,7 +511,8 @@ fsop_names_read(int fd, size_t max, struct fsop_names *names)
 		fsop_names_clear(names);
 		return -1;
 	}
-	qsort(names->v, names->n, sizeof(*names->v), fsop_names_cmp);
+	if (names->n > 1)
+		qsort(names->v, names->n, sizeof(*names->v), fsop_names_cmp);
 	while (names->n > max)
 		free(names->v[--names->n]);
 	return 0;
