@@ -68,6 +68,14 @@
 #define SECCOMP_SOCK_TYPE_MASK 0xfU
 /* Compare an int argument the way the kernel reads it: low 32 bits. */
 #define SECCOMP_LOW32 0xffffffffULL
+/* memfd_create flags of Linux 6.3 (Debian 12's headers stop before them). */
+#define SECCOMP_MFD_NOEXEC_SEAL 0x0008U
+#define SECCOMP_MFD_EXEC 0x0010U
+/* The caller's pid namespace's vm.memfd_noexec (Linux 6.3): at 1 or more,
+ * a memfd asked for without MFD_EXEC is made non-executable and sealed. */
+#define SECCOMP_MEMFD_NOEXEC_PATH "/proc/sys/vm/memfd_noexec"
+#define SECCOMP_MEMFD_NOEXEC_SEAL_SCOPE 1
+#define SECCOMP_MEMFD_NOEXEC_TEXT_MAX_BYTES 16
 
 #if SECCOMP_HAVE_TABLE
 struct gate {
@@ -217,9 +225,57 @@ deny_clone_exec(scmp_filter_ctx ctx)
 		    SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag)) < 0)
 			return -1;
 	}
-	/* Running code that exists on no file: memfd_create stays allowed. */
+	/* Running code by descriptor, whatever the descriptor is. */
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
 	    SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH)) < 0)
+		return -1;
+	return 0;
+}
+
+/* The effective vm.memfd_noexec of the caller's pid namespace (the
+ * strictest of it and its parents'); 0 when unreadable (before Linux 6.3,
+ * or no /proc), which makes the filter strict. No allocation: this runs in
+ * a forked child. */
+static int
+memfd_noexec_scope(void)
+{
+	char text[SECCOMP_MEMFD_NOEXEC_TEXT_MAX_BYTES] = { 0 };
+	int fd = open(SECCOMP_MEMFD_NOEXEC_PATH, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd == -1)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0 || text[0] < '0' || text[0] > '9')
+		return 0;
+	return text[0] - '0';
+}
+
+/* Code that exists on no file, run from a memfd through /proc/self/fd/N
+ * (execve, not execveat, so the rule above does not see it). Landlock
+ * cannot stop it: a memfd lives on the kernel's internal shmem mount, which
+ * Landlock lets through. So no memfd may be executable: MFD_EXEC is refused
+ * (EACCES, the kernel's own answer under vm.memfd_noexec=2), and unless the
+ * sandbox's pid namespace already makes every other memfd MFD_NOEXEC_SEAL
+ * (vm.memfd_noexec >= 1, which corral-init can set), a memfd asked for with
+ * neither flag is refused with ENOSYS, as on a kernel without memfd_create:
+ * callers then take their old fallback (a file in /dev/shm or /tmp, where
+ * the workload may run what it writes anyway), and callers that ask for
+ * MFD_NOEXEC_SEAL, the one way that cannot be made executable (its exec
+ * bits are sealed), keep working. */
+static int
+deny_memfd_exec(scmp_filter_ctx ctx, int noexec_scope)
+{
+	const uint64_t both = SECCOMP_MFD_EXEC | SECCOMP_MFD_NOEXEC_SEAL;
+
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(memfd_create), 1,
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_MFD_EXEC, SECCOMP_MFD_EXEC)) < 0)
+		return -1;
+	if (noexec_scope >= SECCOMP_MEMFD_NOEXEC_SEAL_SCOPE)
+		return 0;
+	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(memfd_create), 1,
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, both, 0)) < 0)
 		return -1;
 	return 0;
 }
@@ -260,9 +316,10 @@ deny_socket(scmp_filter_ctx ctx)
 	return 0;
 }
 
-/* libseccomp's deny list: allow by default, native architecture only. */
+/* libseccomp's deny list: allow by default, native architecture only;
+ * MEMFD_SCOPE is the caller's vm.memfd_noexec. */
 static scmp_filter_ctx
-deny_list_new(void)
+deny_list_new(int memfd_scope)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 
@@ -273,6 +330,7 @@ deny_list_new(void)
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0 ||
 	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1) < 0 ||
 	    deny_plain(ctx) == -1 || deny_clone_exec(ctx) == -1 ||
+	    deny_memfd_exec(ctx, memfd_scope) == -1 ||
 	    deny_ioctl(ctx) == -1 || deny_socket(ctx) == -1) {
 		seccomp_release(ctx);
 		errno = EINVAL;
@@ -295,7 +353,7 @@ seccomp_apply_workload(void)
 		errno = E2BIG;
 		return -1;
 	}
-	ctx = deny_list_new();
+	ctx = deny_list_new(memfd_noexec_scope());
 	if (ctx == NULL)
 		return -1;
 	prog.len = (unsigned short)g.n;

@@ -72,6 +72,9 @@
 /* quotactl's QCMD(Q_GETFMT, USRQUOTA), spelled unsigned: glibc's macro
  * shifts an int past its range. */
 #define TRIAL_QCMD_GETFMT_USER ((0x800004U << 8) | 0U)
+/* memfd_create flags of Linux 6.3 (not in Debian 12's headers). */
+#define TRIAL_MFD_NOEXEC_SEAL 0x0008U
+#define TRIAL_MFD_EXEC 0x0010U
 /* The biggest binary a memfd is filled with. */
 #define TRIAL_EXEC_MAX_BYTES (4 * 1024 * 1024)
 
@@ -373,36 +376,152 @@ static void test_sched_setaffinity_on_parent_is_refused(void **s) { expect_refus
 static void test_sched_setscheduler_on_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_sched_setscheduler_parent, EPERM); }
 static void test_ioprio_set_on_parent_is_refused(void **s) { expect_refused(AS_NOBODY, try_ioprio_set_parent, EPERM); }
 
-/* Code from no file: a memfd holding /bin/true, run by descriptor. */
+/* A memfd made with FLAGS holding /bin/true; -1 with errno set. */
 static int
-try_execveat_memfd(pid_t p)
+memfd_of_true(unsigned int flags)
 {
 	static char buf[TRIAL_EXEC_MAX_BYTES];
-	char *argv[] = { g_true_name, NULL }, *envp[] = { NULL };
 	int in, fd;
 	ssize_t n;
 
+	fd = memfd_create("corral-test", flags);
+	if (fd == -1)
+		return -1;
 	in = open("/bin/true", O_RDONLY | O_CLOEXEC);
-	fd = memfd_create("corral-test", MFD_CLOEXEC);
-	if (in == -1 || fd == -1)
+	n = in == -1 ? -1 : read(in, buf, sizeof(buf));
+	if (in != -1)
+		close(in);
+	if (n <= 0 || write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		errno = EIO;
+		return -1;
+	}
+	return fd;
+}
+
+/* Runs the program open on FD through its /proc link (execve, which
+ * the execveat rule does not see): returns only on failure. */
+static int
+exec_fd_link(int fd)
+{
+	char *argv[] = { g_true_name, NULL }, *envp[] = { NULL };
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return result(execve(path, argv, envp));
+}
+
+/* Running by descriptor: execveat(fd, "", AT_EMPTY_PATH) of an open
+ * /bin/true (fexecve's way), refused whatever the descriptor is. */
+static int
+try_execveat_fd(pid_t p)
+{
+	char *argv[] = { g_true_name, NULL }, *envp[] = { NULL };
+	int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+
+	if (fd == -1)
 		return 20000 + errno;
-	n = read(in, buf, sizeof(buf));
-	if (n <= 0 || write(fd, buf, (size_t)n) != n)
-		return 20000 + EIO;
 	return result(syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH));
 }
 
+/* Code from no file: a memfd made the old way (no exec flag), run through
+ * /proc/self/fd/N. Refused at memfd_create when the namespace does not
+ * seal such memfds itself. */
+static int
+try_memfd_exec_link(pid_t p)
+{
+	int fd = memfd_of_true(MFD_CLOEXEC);
+
+	return fd == -1 ? errno : exec_fd_link(fd);
+}
+
+static int
+try_memfd_mfd_exec(pid_t p)
+{
+	int fd = memfd_create("corral-test", MFD_CLOEXEC | TRIAL_MFD_EXEC);
+
+	return fd == -1 ? errno : 0;
+}
+
 static void
-test_execveat_of_a_memfd_is_refused(void **s)
+test_execveat_by_descriptor_is_refused(void **s)
 {
 	struct child_probe_outcome c;
 
-	expect_refused(AS_NOBODY, try_execveat_memfd, EPERM);
+	expect_refused(AS_NOBODY, try_execveat_fd, EPERM);
 	need_trial(AS_NOBODY);
-	/* Without the filter the memfd really runs: /bin/true exits 0. */
-	c = trial(AS_NOBODY, try_execveat_memfd, 0);
+	/* Without the filter it really runs: /bin/true exits 0. */
+	c = trial(AS_NOBODY, try_execveat_fd, 0);
 	assert_false(c.reported);
 	assert_true(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+}
+
+/* The host's own vm.memfd_noexec (this test runs in the host's pid
+ * namespace); 0 when unreadable. */
+static int
+host_memfd_noexec(void)
+{
+	FILE *f = fopen("/proc/sys/vm/memfd_noexec", "re");
+	int v = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%d", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static void
+test_memfd_run_through_proc_link_is_refused(void **s)
+{
+	struct child_probe_outcome c;
+
+	/* Only where the namespace leaves old-style memfds executable. */
+	if (host_memfd_noexec() != 0)
+		skip();
+	expect_refused(AS_NOBODY, try_memfd_exec_link, ENOSYS);
+	/* Without the filter the memfd really runs: /bin/true exits 0. */
+	c = trial(AS_NOBODY, try_memfd_exec_link, 0);
+	assert_false(c.reported);
+	assert_true(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+}
+
+static void test_memfd_with_mfd_exec_is_refused(void **s) { expect_refused(AS_NOBODY, try_memfd_mfd_exec, EACCES); }
+
+/* In a pid namespace of its own whose vm.memfd_noexec is 1: the middle
+ * process makes the namespace, the attempt (its pid 1) sets the knob as
+ * root, as corral-init can, then takes the filter. */
+static int
+noexec_ns_prepare(void *arg)
+{
+	return unshare(CLONE_NEWPID);
+}
+
+static int
+noexec_ns_attempt(void *arg)
+{
+	int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+
+	if (fd == -1 || write(fd, "1", 1) != 1)
+		return 20000 + errno;
+	close(fd);
+	if (seccomp_apply_workload() == -1)
+		return 10000 + errno;
+	fd = memfd_of_true(MFD_CLOEXEC);
+	return fd == -1 ? 20000 + errno : exec_fd_link(fd);
+}
+
+static void
+test_memfd_in_a_sealing_namespace_is_made_but_does_not_run(void **s)
+{
+	struct child_probe_outcome f;
+
+	need_trial(AS_ROOT);
+	f = child_probe_run(noexec_ns_prepare, noexec_ns_attempt, NULL);
+	assert_true(f.reported);
+	/* memfd_create answered (not ENOSYS), and the kernel refused exec. */
+	assert_int_equal(f.err, EACCES);
 }
 
 /* Terminal injection, on a pipe: the filter reads the request number only,
@@ -620,7 +739,7 @@ static int
 try_memfd(pid_t p)
 {
 	char out[4] = { 0 };
-	int fd = memfd_create("corral-test", MFD_CLOEXEC);
+	int fd = memfd_create("corral-test", MFD_CLOEXEC | TRIAL_MFD_NOEXEC_SEAL);
 
 	if (fd == -1 || write(fd, "abc", 3) != 3 || pread(fd, out, 3, 0) != 3)
 		return 20000 + errno;
@@ -653,7 +772,7 @@ static void test_fork_and_exec_work(void **s) { expect_allowed(try_fork_exec_tru
 static void test_posix_spawn_works(void **s) { expect_allowed(try_posix_spawn_true); }
 static void test_threads_work(void **s) { expect_allowed(try_pthread); }
 static void test_prlimit_on_self_works(void **s) { expect_allowed(try_prlimit_self); }
-static void test_memfd_without_exec_works(void **s) { expect_allowed(try_memfd); }
+static void test_memfd_with_noexec_seal_works(void **s) { expect_allowed(try_memfd); }
 static void test_setpriority_on_self_works(void **s) { expect_allowed(try_nice_self); }
 static void test_sched_setaffinity_on_self_works(void **s) { expect_allowed(try_affinity_self); }
 static void test_personality_query_works(void **s) { expect_allowed(try_personality_query); }
@@ -717,7 +836,10 @@ main(void)
 		cmocka_unit_test(test_sched_setaffinity_on_parent_is_refused),
 		cmocka_unit_test(test_sched_setscheduler_on_parent_is_refused),
 		cmocka_unit_test(test_ioprio_set_on_parent_is_refused),
-		cmocka_unit_test(test_execveat_of_a_memfd_is_refused),
+		cmocka_unit_test(test_execveat_by_descriptor_is_refused),
+		cmocka_unit_test(test_memfd_run_through_proc_link_is_refused),
+		cmocka_unit_test(test_memfd_with_mfd_exec_is_refused),
+		cmocka_unit_test(test_memfd_in_a_sealing_namespace_is_made_but_does_not_run),
 		cmocka_unit_test(test_ioctl_tiocsti_is_refused),
 		cmocka_unit_test(test_ioctl_tiocsti_with_high_bits_is_refused),
 		cmocka_unit_test(test_ioctl_tioclinux_is_refused),
@@ -758,7 +880,7 @@ main(void)
 		cmocka_unit_test(test_posix_spawn_works),
 		cmocka_unit_test(test_threads_work),
 		cmocka_unit_test(test_prlimit_on_self_works),
-		cmocka_unit_test(test_memfd_without_exec_works),
+		cmocka_unit_test(test_memfd_with_noexec_seal_works),
 		cmocka_unit_test(test_setpriority_on_self_works),
 		cmocka_unit_test(test_sched_setaffinity_on_self_works),
 		cmocka_unit_test(test_personality_query_works),
