@@ -51,8 +51,9 @@
 #define INIT_HOSTNAME_MAX_BYTES 63      /* a sandbox name's longest */
 #define INIT_SIGNAL_MAX 64
 #define INIT_EXTRA_FD 3                 /* where a command finds its extra descriptor */
-#define INIT_FSOP_OUT_FD 3              /* a file operation's result, in its child */
-#define INIT_FSOP_IN_FD 4               /* its input (write, edit) */
+#define INIT_PLACED_FDS_MAX 2           /* descriptors placed from INIT_EXTRA_FD on */
+#define INIT_FSOP_OUT_FD INIT_EXTRA_FD  /* a file operation's result, in its child */
+#define INIT_FSOP_IN_FD (INIT_EXTRA_FD + 1)     /* its input (write, edit) */
 #define INIT_FSOP_IN_MAX_BYTES (2 * FSOP_WRITE_MAX_BYTES + 8)  /* an edit's old and new */
 #define INIT_FSOP_EXIT_OK 0             /* the result says done */
 #define INIT_FSOP_EXIT_REFUSED 1        /* the result holds a refusal */
@@ -295,6 +296,30 @@ init_child_fail(int pipefd, enum init_step step)
 	_exit(127);
 }
 
+/* In a forked child: puts the N (at most INIT_PLACED_FDS_MAX) descriptors
+ * FDS at INIT_EXTRA_FD, INIT_EXTRA_FD + 1, ..., open across exec. Each is
+ * first copied above them all, so placing one never overwrites another
+ * still to be placed; the copies are closed with the rest. */
+static int
+init_place_fds(const int *fds, size_t n)
+{
+	int high[INIT_PLACED_FDS_MAX];
+	size_t i;
+
+	if (n > INIT_PLACED_FDS_MAX)
+		return -1;
+	for (i = 0; i < n; i++) {
+		high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, INIT_EXTRA_FD + (int)n);
+		if (high[i] == -1)
+			return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (dup2(high[i], INIT_EXTRA_FD + (int)i) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /* In a forked child: enters the layers every workload gets, in CWD. -1
  * with the step that failed in *STEP (errno set). */
 static int
@@ -334,9 +359,7 @@ init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
 		if (dup2(e->stdio[i], i) == -1)
 			init_child_fail(pipefd, INIT_STEP_EXEC);
 	}
-	/* Received descriptors are all above 3 (3 is the channel), so this
-	 * cannot overwrite one still to be placed. */
-	if (e->extra_fd != -1 && dup2(e->extra_fd, INIT_EXTRA_FD) == -1)
+	if (e->extra_fd != -1 && init_place_fds(&e->extra_fd, 1) == -1)
 		init_child_fail(pipefd, INIT_STEP_EXEC);
 	/* Nothing of corral-init's reaches the command: only 0, 1 and 2, and
 	 * 3 when the daemon gave one. */
@@ -519,6 +542,7 @@ static void __attribute__((noreturn))
 init_fsop_child(struct init_state *st, const struct initproto_fsop *f)
 {
 	char why[FSOP_MESSAGE_MAX_BYTES];
+	const int fds[INIT_PLACED_FDS_MAX] = { f->out_fd, f->in_fd };
 	struct fsop_out out;
 	enum init_step step;
 	sigset_t none;
@@ -527,11 +551,11 @@ init_fsop_child(struct init_state *st, const struct initproto_fsop *f)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
-	/* The result's and the input's files only: the channel (3) goes now;
-	 * the rest of corral-init's (the Landlock ruleset among them) once
-	 * the layers are on. */
-	if (dup2(f->out_fd, INIT_FSOP_OUT_FD) == -1 ||
-	    (f->in_fd != -1 && dup2(f->in_fd, INIT_FSOP_IN_FD) == -1))
+	/* The result's and the input's files only, placed as a command's
+	 * extra descriptor is: the channel (3) goes now; the rest of
+	 * corral-init's (the Landlock ruleset among them) once the layers
+	 * are on. */
+	if (init_place_fds(fds, f->in_fd != -1 ? 2 : 1) == -1)
 		_exit(INIT_FSOP_EXIT_BROKEN);
 	fsop_out_init(&out);
 	if (init_enter_layers(st, "", &step) == -1) {

@@ -100,10 +100,16 @@ fsop_fail(struct fsop_out *out, enum fsop_status status, const char *fmt, ...)
 {
 	char msg[FSOP_MESSAGE_MAX_BYTES];
 	va_list ap;
+	size_t i;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* One line, whatever the path held: control bytes show as '?'. */
+	for (i = 0; msg[i] != '\0'; i++) {
+		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+			msg[i] = '?';
+	}
 	out->len = 0;
 	out->overflow = false;
 	fsop_put_u32(out, status);

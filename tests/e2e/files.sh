@@ -185,8 +185,9 @@ check_eq "another uid's fs write is refused the same way" "corral: no sandbox na
 [ ! -e "$ws/stranger.txt" ]; tap_result $? "and writes nothing"
 
 # --- exec: extra_fd. A command started without one holds 0-2 only (3 is
-# the folder ls opens); with one it finds it at 3 (the file operations'
-# child, which gets its result file the same way, worked above).
+# the folder ls opens). With one it finds it at 3: corral-init places it
+# with the code that placed each file operation's result file at 3 and
+# its input at 4 above, which is what made every result arrive.
 out=$(corral exec f1 -- ls /proc/self/fd | tr '\n' ' ')
 check_eq "a command given no extra descriptor holds 0, 1, 2 only" "0 1 2 3 " "$out"
 out=$(corral exec f1 -- sh -c 'echo x >&3' 2>&1)

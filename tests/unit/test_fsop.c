@@ -244,6 +244,19 @@ test_read_of_a_missing_file_is_not_found(void **state)
 }
 
 static void
+test_error_message_is_one_line_whatever_the_path(void **state)
+{
+	struct fixture *f = need(state);
+	struct fsop_result *r;
+
+	assert_int_equal(fsop_read(f->ws, -1, "a\nb\tc", &f->out), -1);
+	r = result(f, FSOP_READ);
+	assert_int_equal(r->status, FSOP_NOT_FOUND);
+	assert_null(memchr(r->message, '\n', r->message_len));
+	assert_non_null(memmem(r->message, r->message_len, "a?b?c", 5));
+}
+
+static void
 test_dotdot_out_of_the_workspace_is_refused(void **state)
 {
 	struct fixture *f = need(state);
@@ -519,6 +532,7 @@ main(void)
 		T(test_read_over_the_cap_is_truncated_at_it),
 		T(test_read_of_a_folder_is_not_a_regular_file),
 		T(test_read_of_a_missing_file_is_not_found),
+		T(test_error_message_is_one_line_whatever_the_path),
 		T(test_dotdot_out_of_the_workspace_is_refused),
 		T(test_absolute_path_is_refused_without_a_root),
 		T(test_absolute_path_is_read_from_the_root_given),
