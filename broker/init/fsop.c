@@ -636,10 +636,11 @@ static void
 fsop_grep_entry(struct fsop_grep_state *g, int dfd, const char *name, unsigned depth)
 {
 	size_t at = strlen(g->path);
+	const char *sep = at > 0 && g->path[at - 1] != '/' ? "/" : "";
 	struct stat st;
 	int fd;
 
-	if (snprintf(g->path + at, sizeof(g->path) - at, "%s%s", at > 0 ? "/" : "", name) >=
+	if (snprintf(g->path + at, sizeof(g->path) - at, "%s%s", sep, name) >=
 	    (int)(sizeof(g->path) - at))
 		goto out;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1)

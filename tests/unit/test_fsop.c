@@ -433,6 +433,22 @@ test_grep_counts_every_match_with_path_and_line(void **state)
 }
 
 static void
+test_grep_under_an_absolute_folder_shows_absolute_paths(void **state)
+{
+	struct fixture *f = need(state);
+	struct fsop_result *r;
+	char path[PATH_MAX], want[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/outside/", f->dir);
+	snprintf(want, sizeof(want), "%s/outside/secret", f->dir);
+	assert_int_equal(fsop_grep(f->ws, f->root, "secret", path, &f->out), 0);
+	r = result(f, FSOP_GREP);
+	assert_int_equal(r->count, 1);
+	assert_int_equal(r->matches[0].path_len, strlen(want));
+	assert_memory_equal(r->matches[0].path, want, strlen(want));
+}
+
+static void
 test_grep_skips_binary_files_and_symlinks(void **state)
 {
 	struct fixture *f = need(state);
@@ -543,6 +559,7 @@ main(void)
 		T(test_edit_with_two_occurrences_is_refused),
 		T(test_list_gives_names_types_and_sizes_by_name),
 		T(test_grep_counts_every_match_with_path_and_line),
+		T(test_grep_under_an_absolute_folder_shows_absolute_paths),
 		T(test_grep_skips_binary_files_and_symlinks),
 		T(test_grep_keeps_the_first_matches_and_counts_all),
 		T(test_grep_with_a_bad_pattern_is_refused),
