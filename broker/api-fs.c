@@ -171,29 +171,31 @@ api_fs_put(int fd, const void *p, size_t n)
 }
 
 /* The input memfd of a write (the content) or an edit (a u64 length, the
- * old text, the new text); -1 for the other operations, -2 on failure. */
+ * old text, the new text) in *FD; -1 there for the other operations. 0,
+ * or -1 (errno set) when it cannot be made. */
 static int
-api_fs_input(const struct api_fs_ask *ask)
+api_fs_input(const struct api_fs_ask *ask, int *fd)
 {
 	uint64_t old_len;
-	int fd, rc;
+	int rc;
 
+	*fd = -1;
 	if (ask->op != FSOP_WRITE && ask->op != FSOP_EDIT)
+		return 0;
+	if ((*fd = memfd_create("corral-fs-in", MFD_CLOEXEC)) == -1)
 		return -1;
-	if ((fd = memfd_create("corral-fs-in", MFD_CLOEXEC)) == -1)
-		return -2;
 	if (ask->op == FSOP_WRITE) {
-		rc = api_fs_put(fd, ask->content, ask->content_len);
+		rc = api_fs_put(*fd, ask->content, ask->content_len);
 	} else {
 		old_len = strlen(ask->old_text);
-		rc = api_fs_put(fd, &old_len, sizeof(old_len)) | api_fs_put(fd, ask->old_text,
-		    old_len) | api_fs_put(fd, ask->new_text, strlen(ask->new_text));
+		rc = api_fs_put(*fd, &old_len, sizeof(old_len)) | api_fs_put(*fd, ask->old_text,
+		    old_len) | api_fs_put(*fd, ask->new_text, strlen(ask->new_text));
 	}
 	if (rc == -1) {
-		close(fd);
-		return -2;
+		close(*fd);
+		*fd = -1;
 	}
-	return fd;
+	return rc;
 }
 
 static void
@@ -423,19 +425,18 @@ api_fs_start(struct daemon *d, struct sandbox *sb, const struct api_fs_ask *ask,
 {
 	static const struct exec_callbacks cb = { api_fs_on_started, api_fs_on_exited };
 	struct exec_fsop_request er = { .op = ask->op, .path = ask->path,
-		.pattern = ask->pattern, .in_fd = api_fs_input(ask) };
+		.pattern = ask->pattern };
 	struct timeval limit = { API_FS_TIMEOUT_S, 0 };
 	char *why = NULL;
 
 	op->out_fd = memfd_create("corral-fs-out", MFD_CLOEXEC);
-	if (op->out_fd == -1 || er.in_fd == -2) {
-		api_error(resp, WIRE_ERR_INTERNAL, "memfd_create: %s", strerror(errno));
-		if (er.in_fd >= 0)
-			close(er.in_fd);
+	if (op->out_fd == -1 || api_fs_input(ask, &er.in_fd) == -1) {
+		api_error(resp, WIRE_ERR_INTERNAL, "memfd: %s", strerror(errno));
 		return -1;
 	}
 	er.out_fd = op->out_fd;
 	op->proc = exec_fsop_start(sb->channel, &er, &cb, op, &why);
+	/* corral-init has its copy (or none, on failure): ours goes. */
 	if (er.in_fd != -1)
 		close(er.in_fd);
 	if (op->proc == NULL) {
