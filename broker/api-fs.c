@@ -398,7 +398,8 @@ api_fs_on_exited(struct exec_proc *p, int code, void *arg)
 	struct api_fs_op *op = arg;
 
 	if (code == -1) {
-		api_fs_fail(op, WIRE_ERR_UNAVAILABLE, "the sandbox ended during the file operation");
+		api_fs_fail(op, WIRE_ERR_UNAVAILABLE,
+		    "the sandbox ended during the file operation");
 		return;
 	}
 	api_fs_reply(op, code);
