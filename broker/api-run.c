@@ -22,7 +22,7 @@
 #include "common/timeutil.h"
 #include "common/xmalloc.h"
 
-#define RUN_STREAM_CHUNK_BYTES (64 * 1024)              /* kept output per frame */
+#define RUN_STREAM_CHUNK_BYTES (256 * 1024)             /* kept output per frame */
 #define RUN_STREAM_BUFFER_MAX_BYTES (4 * 1024 * 1024)   /* queued for a slow client: then cut */
 #define RUN_ID_RANDOM_BYTES 8                           /* of an id the daemon chooses */
 #define RUN_MSG_BYTES 512

@@ -201,7 +201,7 @@ run_truncated(const struct run *r)
 size_t
 run_output_read(const struct run *r, uint64_t from, uint8_t *dst, size_t max, uint64_t *at)
 {
-	size_t skip, n, i;
+	size_t skip, n, start, first;
 
 	if (from < run_output_first(r))
 		from = run_output_first(r);
@@ -210,8 +210,11 @@ run_output_read(const struct run *r, uint64_t from, uint8_t *dst, size_t max, ui
 		return 0;
 	skip = (size_t)(from - run_output_first(r));
 	n = r->ring_len - skip < max ? r->ring_len - skip : max;
-	for (i = 0; i < n; i++)
-		dst[i] = r->ring[(r->ring_head + skip + i) % r->ring_size];
+	/* At most two spans: up to the ring's end, then from its start. */
+	start = (r->ring_head + skip) % r->ring_size;
+	first = r->ring_size - start < n ? r->ring_size - start : n;
+	memcpy(dst, r->ring + start, first);
+	memcpy(dst + first, r->ring, n - first);
 	return n;
 }
 

@@ -145,6 +145,37 @@ test_a_single_huge_append_keeps_its_tail(void **state)
 	runtab_clear(&t);
 }
 
+/* Reads across the ring's wrap give the bytes in order. */
+static void
+test_a_wrapped_ring_reads_back_in_order(void **state)
+{
+	size_t step = 7777, total = 0, n;
+	uint8_t *chunk = malloc(step), *all = malloc(RUN_OUTPUT_KEEP_BYTES);
+	struct runtab t;
+	struct run *r;
+	uint64_t at;
+
+	runtab_init(&t);
+	r = add(&t, "a");
+	while (total < RUN_OUTPUT_KEEP_BYTES * 2 + 123) {
+		for (size_t i = 0; i < step; i++)
+			chunk[i] = (uint8_t)((total + i) % 251);
+		run_output_append(r, chunk, step);
+		total += step;
+	}
+	n = run_output_read(r, 0, all, RUN_OUTPUT_KEEP_BYTES, &at);
+	assert_int_equal(n, RUN_OUTPUT_KEEP_BYTES);
+	assert_int_equal(at, total - RUN_OUTPUT_KEEP_BYTES);
+	for (size_t i = 0; i < n; i++) {
+		if (all[i] != (uint8_t)((at + i) % 251))
+			fail_msg("byte %zu (offset %llu) is out of order", i,
+			    (unsigned long long)(at + i));
+	}
+	free(chunk);
+	free(all);
+	runtab_clear(&t);
+}
+
 static void
 test_watchers_hear_each_chunk_then_the_end_once(void **state)
 {
@@ -302,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_output_is_read_back_from_any_offset),
 		cmocka_unit_test(test_output_past_the_cap_keeps_the_newest_bytes),
 		cmocka_unit_test(test_a_single_huge_append_keeps_its_tail),
+		cmocka_unit_test(test_a_wrapped_ring_reads_back_in_order),
 		cmocka_unit_test(test_watchers_hear_each_chunk_then_the_end_once),
 		cmocka_unit_test(test_an_unwatched_watcher_hears_nothing_more),
 		cmocka_unit_test(test_a_full_table_drops_the_oldest_finished_run),
