@@ -30,6 +30,9 @@
 #include "policy/policy.h"
 
 #define API_FS_TIMEOUT_S 30             /* a file operation that runs longer is killed */
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U         /* Linux 6.3; Debian 12's headers stop before it */
+#endif
 
 /* One file operation in flight. */
 struct api_fs_op {
@@ -152,6 +155,19 @@ api_fs_check(struct daemon *d, const struct sandbox_caller *caller,
 	return 0;
 }
 
+/* A memfd for an operation's input or result. It goes into the sandbox:
+ * sealed against exec where the kernel can (6.3 on), though only the
+ * operation's own child, which execs nothing, ever holds it there. */
+static int
+api_fs_memfd(const char *name)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
+
+	if (fd == -1 && errno == EINVAL)
+		fd = memfd_create(name, MFD_CLOEXEC);
+	return fd;
+}
+
 /* Appends N bytes of P to the memfd FD. */
 static int
 api_fs_put(int fd, const void *p, size_t n)
@@ -182,7 +198,7 @@ api_fs_input(const struct api_fs_ask *ask, int *fd)
 	*fd = -1;
 	if (ask->op != FSOP_WRITE && ask->op != FSOP_EDIT)
 		return 0;
-	if ((*fd = memfd_create("corral-fs-in", MFD_CLOEXEC)) == -1)
+	if ((*fd = api_fs_memfd("corral-fs-in")) == -1)
 		return -1;
 	if (ask->op == FSOP_WRITE) {
 		rc = api_fs_put(*fd, ask->content, ask->content_len);
@@ -430,7 +446,7 @@ api_fs_start(struct daemon *d, struct sandbox *sb, const struct api_fs_ask *ask,
 	struct timeval limit = { API_FS_TIMEOUT_S, 0 };
 	char *why = NULL;
 
-	op->out_fd = memfd_create("corral-fs-out", MFD_CLOEXEC);
+	op->out_fd = api_fs_memfd("corral-fs-out");
 	if (op->out_fd == -1 || api_fs_input(ask, &er.in_fd) == -1) {
 		api_error(resp, WIRE_ERR_INTERNAL, "memfd: %s", strerror(errno));
 		return -1;
