@@ -115,6 +115,31 @@ out=$(corral run s1 -- 'echo again; pwd')
 check_eq "the next run works in a new shell (from the workspace)" "again
 $ws" "$out"
 
+# --- Output over the keep limit: streamed whole, marked truncated for a later resume.
+corral run --json s1 -- 'head -c 1200000 /dev/zero | tr "\\0" x' >"$TB_DIR/big.json"
+check "a run over the 1 MiB keep limit streams it all and says truncated" python3 -c "
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o['truncated'] and len(o['output']) == 1200000 and o['exit_code'] == 0, (o['truncated'], len(o['output']))
+assert set(o['output']) == {'x'}, 'other bytes in the output'
+" "$TB_DIR/big.json"
+
+# --- Runs in one shell take turns; another shell runs beside them.
+corral run --id turn-1 s1 -- 'sleep 1; echo first >> /tmp/turns' >/dev/null &
+client=$!
+sleep 0.3
+corral run --shell side s1 -- 'echo beside >> /tmp/turns'
+corral run s1 -- 'echo second >> /tmp/turns'
+wait "$client"
+check_eq "a second run in the same shell waits for the first; another shell does not" "beside
+first
+second" "$(corral run s1 -- 'cat /tmp/turns')"
+
+# --- An interactive shell through the exec stream's terminal.
+out=$(printf 'echo shell-says-$((40+2))\nexit\n' | tb_exec_host script -qec \
+	"$top_builddir/corral --socket $sock shell s1" /dev/null 2>&1)
+check_contains "corral shell runs an interactive bash on a terminal" "$out" "shell-says-42"
+
 # --- runs, interrupt, acknowledgement.
 corral run --id long-1 s1 -- 'sleep 100' >/dev/null 2>&1 &
 client=$!
