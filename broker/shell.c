@@ -46,6 +46,7 @@ enum shell_state {
 enum shell_stage {
 	SHELL_STAGE_NONE,
 	SHELL_STAGE_SIGINT,     /* SIGINT sent to the foreground group */
+	SHELL_STAGE_SIGQUIT,    /* then SIGQUIT, which a job ignoring SIGINT rarely ignores */
 	SHELL_STAGE_KILLED,     /* the shell itself killed */
 };
 
@@ -541,27 +542,42 @@ shell_pump(struct shell *sh)
 	shell_begin(sh, r);
 }
 
-/* SIGINT to the terminal's foreground process group: TIOCSIG on the
- * master needs no permission over the processes (they run as run_as, the
- * broker does not), and it only takes SIGINT, SIGQUIT and SIGTSTP. */
+/* SIG to the terminal's foreground process group, then a wait of GRACE_S
+ * at STAGE. TIOCSIG on the master needs no permission over the processes
+ * (they run as run_as, the broker does not), and it only takes SIGINT,
+ * SIGQUIT and SIGTSTP. */
 static void
-shell_sigint(struct shell *sh)
+shell_signal_foreground(struct shell *sh, int sig, enum shell_stage stage, int grace_s)
 {
-	struct timeval grace = { SHELL_INTERRUPT_GRACE_S, 0 };
+	struct timeval grace = { grace_s, 0 };
 
-	sh->stage = SHELL_STAGE_SIGINT;
-	if (sh->master == -1 || ioctl(sh->master, TIOCSIG, SIGINT) == -1)
+	sh->stage = stage;
+	if (sh->master == -1 || ioctl(sh->master, TIOCSIG, sig) == -1)
 		log_error("sandbox %s: shell %s: TIOCSIG: %s", sh->host->name, sh->name,
 		    strerror(errno));
 	evtimer_add(sh->timer, &grace);
 }
 
-/* The run timeout, the interrupt's grace, or a start that never answered. */
+/* Not even killing the shell ended the run: it is given up. */
+static void
+shell_give_up(struct shell *sh)
+{
+	struct shell_host *h = sh->host;
+	struct run *r = sh->run;
+	bool timed_out = sh->timed_out;
+
+	sh->run = NULL;
+	shell_teardown(sh);
+	shell_finish_run(h, r, 128 + SIGKILL, NULL, timed_out, true);
+	shell_pump(sh);
+}
+
+/* The run timeout, a step of the interrupt, or a start that never answered. */
 static void
 shell_on_timer(evutil_socket_t fd, short what, void *arg)
 {
 	struct shell *sh = arg;
-	struct timeval grace = { SHELL_INTERRUPT_GRACE_S, 0 };
+	struct timeval grace = { SHELL_KILL_GRACE_S, 0 };
 
 	if (sh->state == SHELL_STARTING) {
 		shell_kill(sh, "it did not answer as it started");
@@ -572,25 +588,19 @@ shell_on_timer(evutil_socket_t fd, short what, void *arg)
 	switch (sh->stage) {
 	case SHELL_STAGE_NONE:
 		sh->timed_out = true;
-		shell_sigint(sh);
+		shell_signal_foreground(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);
 		break;
 	case SHELL_STAGE_SIGINT:
-		/* The foreground job outlived SIGINT: SIGKILL can reach it only
-		 * through the shell's end, which hangs up its terminal. */
-		shell_kill(sh, "the run outlived SIGINT");
+		shell_signal_foreground(sh, SIGQUIT, SHELL_STAGE_SIGQUIT, SHELL_QUIT_GRACE_S);
+		break;
+	case SHELL_STAGE_SIGQUIT:
+		/* SIGKILL can reach the foreground job only through the shell's
+		 * end, which hangs up its terminal. */
+		shell_kill(sh, "the run outlived SIGINT and SIGQUIT");
 		evtimer_add(sh->timer, &grace);
 		break;
 	case SHELL_STAGE_KILLED:
-		/* Not even the kill was answered: give the run up. */
-		{
-			struct shell_host *h = sh->host;
-			struct run *r = sh->run;
-
-			sh->run = NULL;
-			shell_teardown(sh);
-			shell_finish_run(h, r, 128 + SIGKILL, NULL, sh->timed_out, true);
-			shell_pump(sh);
-		}
+		shell_give_up(sh);
 		break;
 	}
 }
@@ -656,7 +666,8 @@ shell_interrupt(struct shell_host *h, struct run *r)
 		return;
 	if (sh->run == r) {
 		if (sh->stage == SHELL_STAGE_NONE)
-			shell_sigint(sh);
+			shell_signal_foreground(sh, SIGINT, SHELL_STAGE_SIGINT,
+			    SHELL_INTERRUPT_GRACE_S);
 		return;
 	}
 	for (i = 0; i < sh->nqueue && sh->queue[i] != r; i++)

@@ -4,9 +4,12 @@
  * a run that comes while another is in the shell waits in the shell's
  * queue (SHELL_QUEUE_MAX, then refused). A timeout or an interrupt sends
  * SIGINT to the terminal's foreground process group; if the run has not
- * ended after SHELL_INTERRUPT_GRACE_S, the shell itself is killed (the
- * kernel then hangs up its foreground job) and the next run gets a new one
- * (the result says respawned). The wire side is api-run.c. */
+ * ended after SHELL_INTERRUPT_GRACE_S, SIGQUIT; if it still has not after
+ * SHELL_QUIT_GRACE_S, the shell itself is killed (the kernel then hangs up
+ * its foreground job) and the next run gets a new one (the result says
+ * respawned). The broker cannot send SIGKILL to the job itself: the
+ * terminal passes on only SIGINT, SIGQUIT and SIGTSTP, and the job is not
+ * the broker's user's. The wire side is api-run.c. */
 #ifndef CORRAL_SHELL_H
 #define CORRAL_SHELL_H
 
@@ -19,7 +22,9 @@
 #define SHELL_QUEUE_MAX 16              /* runs waiting for one shell */
 #define SHELL_TIMEOUT_DEFAULT_S 120
 #define SHELL_TIMEOUT_MAX_S 600
-#define SHELL_INTERRUPT_GRACE_S 2       /* after SIGINT, before the shell is killed */
+#define SHELL_INTERRUPT_GRACE_S 2       /* after SIGINT, before SIGQUIT */
+#define SHELL_QUIT_GRACE_S 1            /* after SIGQUIT, before the shell is killed */
+#define SHELL_KILL_GRACE_S 2            /* after the shell is killed, before the run is given up */
 #define SHELL_START_TIMEOUT_S 10        /* a new bash answers its first marker */
 #define SHELL_MARKER_WAIT_MS 500        /* output's end marker, once the status came */
 #define SHELL_ROWS 50

@@ -99,8 +99,14 @@ o = json.loads(sys.argv[1])
 assert o['timed_out'] and not o['respawned'], o
 " "$out"
 check_eq "and the shell kept \$KEEP" "yes" "$(corral run s1 -- 'echo $KEEP')"
-out=$(corral run --json --timeout 1 s1 -- 'trap "" INT; sleep 30')
-check "a job that ignores SIGINT ends with the shell (respawned)" python3 -c "
+out=$(corral run --json --timeout 1 s1 -- '(trap "" INT; sleep 30)')
+check "a job that ignores SIGINT gets SIGQUIT, and the shell survives" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['timed_out'] and not o['respawned'] and o['exit_code'] == 131, o
+" "$out"
+out=$(corral run --json --timeout 1 s1 -- '(trap "" INT QUIT; sleep 30)')
+check "a job that ignores SIGINT and SIGQUIT ends with the shell (respawned)" python3 -c "
 import json, sys
 o = json.loads(sys.argv[1])
 assert o['timed_out'] and o['respawned'], o
