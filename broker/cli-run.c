@@ -30,6 +30,7 @@ struct cli_run {
 	bool json;
 	struct buf *out;                /* --json: the output */
 	uint64_t next;                  /* the offset expected next */
+	const char *stop_why;           /* why the output stopped being followed */
 };
 
 /* Writes a chunk to stdout (or keeps it for --json), skipping what we had. */
@@ -44,15 +45,19 @@ cli_run_output(void *arg, uint64_t offset, const uint8_t *data, size_t len)
 	data += skip;
 	len -= skip;
 	c->next = offset + skip + len;
-	if (c->json)
-		return buf_append(c->out, data, len) == 0 ? 0 : 0;
-	while (len > 0) {
+	if (c->json && buf_append(c->out, data, len) != 0) {
+		c->stop_why = "the output is larger than --json keeps (16 MiB); run it without --json";
+		return -1;
+	}
+	while (!c->json && len > 0) {
 		ssize_t n = write(STDOUT_FILENO, data, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			c->stop_why = "writing the output failed";
 			return -1;
+		}
 		data += n;
 		len -= (size_t)n;
 	}
@@ -219,6 +224,9 @@ cli_run(struct cli *cli, int argc, char **argv)
 		rc = cli_fail("%s (run '%s' goes on: `corral run --id %s` with the same command "
 		    "resumes it)", why, start.request_id, start.request_id);
 		break;
+	case CLIENT_RUN_STOPPED:
+		rc = cli_fail("%s (run '%s' goes on)", c.stop_why, start.request_id);
+		break;
 	default:
 		rc = cli_fail("%s", why);
 		break;
@@ -277,6 +285,22 @@ cli_runs_json(const Corral__RunListReply *list)
 	json_free(j);
 }
 
+static void
+cli_runs_table(const Corral__RunListReply *list)
+{
+	printf("%-24s %-10s %-9s %5s %10s  %s\n", "ID", "SHELL", "STATE", "EXIT", "OUTPUT",
+	    "COMMAND");
+	for (size_t i = 0; i < list->n_runs; i++) {
+		const Corral__RunInfo *r = list->runs[i];
+		char code[16] = "-";
+
+		if (r->result != NULL)
+			snprintf(code, sizeof(code), "%d", r->result->exit_code);
+		printf("%-24s %-10s %-9s %5s %10llu  %.60s\n", r->request_id, r->shell,
+		    cli_runs_state(r), code, (unsigned long long)r->output_bytes, r->command);
+	}
+}
+
 int
 cli_runs(struct cli *cli, int argc, char **argv)
 {
@@ -302,18 +326,7 @@ cli_runs(struct cli *cli, int argc, char **argv)
 	} else if (json) {
 		cli_runs_json(resp->run_list);
 	} else {
-		printf("%-24s %-10s %-9s %5s %10s  %s\n", "ID", "SHELL", "STATE", "EXIT", "OUTPUT",
-		    "COMMAND");
-		for (size_t i = 0; i < resp->run_list->n_runs; i++) {
-			const Corral__RunInfo *r = resp->run_list->runs[i];
-			char code[16] = "-";
-
-			if (r->result != NULL)
-				snprintf(code, sizeof(code), "%d", r->result->exit_code);
-			printf("%-24s %-10s %-9s %5s %10llu  %.60s\n", r->request_id, r->shell,
-			    cli_runs_state(r), code, (unsigned long long)r->output_bytes,
-			    r->command);
-		}
+		cli_runs_table(resp->run_list);
 	}
 	corral__response__free_unpacked(resp, NULL);
 	return rc;
