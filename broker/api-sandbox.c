@@ -17,20 +17,25 @@ api_sandbox_reply(Corral__Response *resp, Corral__SandboxInfo *info)
 	resp->sandbox = info;
 }
 
-int
-api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, Corral__Response *resp)
+static void
+api_sandbox_created(struct daemon *d, struct sandbox *sb, const char *code, const char *err,
+    void *arg)
 {
-	struct sandbox *sb;
-	const char *code;
-	char *err = NULL;
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
 
-	if (sandbox_create(d, caller, req->sandbox_create, &sb, &code, &err) == -1)
-		api_error(resp, code, "%s", err != NULL ? err : "the sandbox could not be created");
+	if (sb == NULL)
+		api_error(&resp, code, "%s", err);
 	else
-		api_sandbox_reply(resp, sandbox_info(d, sb));
-	free(err);
-	return 0;
+		api_sandbox_reply(&resp, sandbox_info(d, sb));
+	api_pending_reply(arg, &resp);
+	api_response_clear(&resp);
+}
+
+void
+api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct api_pending *p)
+{
+	sandbox_create(d, caller, req->sandbox_create, api_sandbox_created, p);
 }
 
 /* The sandbox NAME if CALLER may see it; an error in RESP otherwise (the

@@ -58,7 +58,6 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_POLICY_SET, api_policy_set },
 	{ CORRAL__REQUEST__REQUEST_POLICY_UPDATE, api_policy_update },
 	{ CORRAL__REQUEST__REQUEST_DENIALS, api_denials },
-	{ CORRAL__REQUEST__REQUEST_SANDBOX_CREATE, api_sandbox_create },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_GET, api_sandbox_get },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_LIST, api_sandbox_list },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_DELETE, api_sandbox_delete },
@@ -74,6 +73,7 @@ static const struct {
 	Corral__Request__RequestCase which;
 	api_deferred_handler handler;
 } api_deferred[] = {
+	{ CORRAL__REQUEST__REQUEST_SANDBOX_CREATE, api_sandbox_create },
 	{ CORRAL__REQUEST__REQUEST_FS_READ, api_fs },
 	{ CORRAL__REQUEST__REQUEST_FS_WRITE, api_fs },
 	{ CORRAL__REQUEST__REQUEST_FS_EDIT, api_fs },
@@ -212,15 +212,18 @@ api_defer(struct api_conn *c, api_deferred_handler handler, const Corral__Reques
 void
 api_pending_reply(struct api_pending *p, const Corral__Response *resp)
 {
+	struct timeval idle = { API_IDLE_TIMEOUT_S, 0 };
 	struct api_conn *c = p->conn;
 
 	free(p);
 	if (c == NULL)
 		return;
+	/* Never freed here: the reply may come from inside the handler. The
+	 * write callback closes it once written; a reply that could not be
+	 * packed leaves it to the idle timeout. */
 	c->pending = NULL;
-	if (api_send(c, resp) == -1 ||
-	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-		api_conn_free(c);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	(void)api_send(c, resp);
 }
 
 static void

@@ -50,8 +50,6 @@ int api_policy_update(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_denials(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
-int api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_get(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
@@ -81,6 +79,9 @@ typedef void (*api_deferred_handler)(struct daemon *d, const struct sandbox_call
 void api_pending_reply(struct api_pending *p, const Corral__Response *resp);
 /* True when P's client has gone (its reply would be dropped). */
 bool api_pending_gone(const struct api_pending *p);
+/* Sandbox creation (api-sandbox.c): answered once the monitor built it. */
+void api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct api_pending *p);
 /* The file API (api-fs.c): every Fs* request. */
 void api_fs(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     struct api_pending *p);

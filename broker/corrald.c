@@ -353,6 +353,8 @@ main(int argc, char **argv)
 	corrald_split(&d);
 	if ((d.base = event_base_new()) == NULL)
 		fatalx("cannot create the event loop");
+	if (d.privsep != NULL && privsep_attach(d.privsep, d.base) == -1)
+		fatalx("cannot watch the monitor's answers");
 	corrald_add_signals(&d, sigevs);
 	corrald_open_ledger(&d);
 	corrald_start_proxy(&d);

@@ -12,6 +12,7 @@ struct api;
 struct privsep;
 struct registry;
 struct sandbox;
+struct sandbox_creating;
 struct config;
 struct event_base;
 struct ledger;
@@ -44,6 +45,7 @@ struct daemon {
 	bool sandboxes_ok;              /* else monitor_why says why not */
 	char *monitor_why;
 	struct sandbox *sandboxes;
+	struct sandbox_creating *creating;      /* creates the monitor is building */
 };
 
 typedef void (*daemon_reap_fn)(const char *what, void *arg);

@@ -25,6 +25,8 @@
 #include <linux/openat2.h>
 #include <sched.h>
 
+#include <event2/event.h>
+
 #include "broker/credcopy.h"
 #include "broker/privsep.h"
 #include "common/log.h"
@@ -35,11 +37,33 @@
 #define PRIVSEP_KEPT_CAP CAP_SYS_PTRACE /* /proc/PID/exe and ns of other users' processes */
 #define PRIVSEP_CAP_NUMBERS_MAX 64
 
+/* A request sent, waiting for its answer: the monitor answers in order. */
+struct privsep_pending {
+	privsep_reply_fn done;          /* NULL: a synchronous call waits for it */
+	void *arg;
+	struct privsep_pending *next;
+};
+
+/* An answer read by a synchronous call for an earlier asynchronous
+ * request: its callback runs from the loop, never inside the call (it may
+ * make calls of its own). */
+struct privsep_ready {
+	struct initproto_msg *msg;
+	privsep_reply_fn done;
+	void *arg;
+	struct privsep_ready *next;
+};
+
 struct privsep {
 	int fd;                         /* the broker's end */
 	pid_t pid;                      /* the monitor */
 	struct monitor_hello hello;
-	struct initproto_msg *msg;      /* one message in flight at a time */
+	struct initproto_msg *msg;      /* the answer being read */
+	struct event *ev;               /* answers to asynchronous requests */
+	struct event *deliver;          /* ... that a synchronous call read first */
+	struct privsep_pending *head, *tail;
+	struct privsep_ready *ready;    /* those answers, oldest first */
+	bool gone;                      /* the monitor closed the link */
 };
 
 static int
@@ -291,34 +315,191 @@ privsep_monitor_main(int fd, const struct privsep_setup *setup)
 
 /* ---- The broker's end --------------------------------------------------- */
 
-/* Waits for the monitor's answer to the request just sent. */
+static void
+privsep_enqueue(struct privsep *ps, privsep_reply_fn done, void *arg)
+{
+	struct privsep_pending *p = xcalloc(1, sizeof(*p));
+
+	p->done = done;
+	p->arg = arg;
+	if (ps->tail != NULL)
+		ps->tail->next = p;
+	else
+		ps->head = p;
+	ps->tail = p;
+}
+
+/* Takes the oldest request off the queue; its callback, or NULL for a
+ * synchronous call (then *ARG is unset). */
+static privsep_reply_fn
+privsep_dequeue(struct privsep *ps, void **arg)
+{
+	struct privsep_pending *p = ps->head;
+	privsep_reply_fn done;
+
+	if (p == NULL)
+		return NULL;
+	ps->head = p->next;
+	if (ps->head == NULL)
+		ps->tail = NULL;
+	done = p->done;
+	*arg = p->arg;
+	free(p);
+	return done;
+}
+
+/* Runs the callbacks of answers a synchronous call read first. */
+static void
+privsep_deliver(evutil_socket_t fd, short what, void *arg)
+{
+	struct privsep *ps = arg;
+	struct privsep_ready *r;
+
+	while ((r = ps->ready) != NULL) {
+		ps->ready = r->next;
+		r->done(r->msg, r->arg);
+		initproto_msg_clear(r->msg);
+		free(r->msg);
+		free(r);
+	}
+}
+
+/* Keeps ps->msg (and its descriptors) for DONE, to run from the loop. */
+static void
+privsep_defer(struct privsep *ps, privsep_reply_fn done, void *arg)
+{
+	struct privsep_ready *r = xcalloc(1, sizeof(*r)), **tail = &ps->ready;
+
+	r->msg = xmalloc(sizeof(*r->msg));
+	memcpy(r->msg, ps->msg, sizeof(*r->msg));
+	ps->msg->n_fds = 0;             /* they moved with the copy */
+	initproto_msg_clear(ps->msg);
+	r->done = done;
+	r->arg = arg;
+	while (*tail != NULL)
+		tail = &(*tail)->next;
+	*tail = r;
+	if (ps->deliver != NULL)
+		event_active(ps->deliver, EV_TIMEOUT, 0);
+}
+
+/* The monitor is gone: every asynchronous request hears it (MSG NULL). */
+static void
+privsep_lose(struct privsep *ps)
+{
+	privsep_reply_fn done;
+	void *arg;
+
+	privsep_deliver(-1, 0, ps);
+	ps->gone = true;
+	if (ps->ev != NULL)
+		event_del(ps->ev);
+	while (ps->head != NULL)
+		if ((done = privsep_dequeue(ps, &arg)) != NULL)
+			done(NULL, arg);
+}
+
+/* Reads one answer into ps->msg: 1, 0 when none is there yet, -1 when
+ * the monitor is gone (*ERR says how). */
+static int
+privsep_read(struct privsep *ps, char **err)
+{
+	int rc;
+
+	initproto_msg_clear(ps->msg);
+	rc = initproto_recv(ps->fd, ps->msg);
+	if (rc == -1 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (rc != 1)
+		return privsep_fail(err, "the monitor is gone (%s)",
+		    rc == 0 ? "it closed the link" : strerror(errno));
+	return 1;
+}
+
+/* Waits for the answer to the synchronous request just queued; answers
+ * to earlier asynchronous ones are handed to their callbacks meanwhile. */
 static int
 privsep_wait(struct privsep *ps, char **err)
 {
 	struct pollfd p = { .fd = ps->fd, .events = POLLIN };
+	privsep_reply_fn done;
+	void *arg;
 	int rc;
 
-	initproto_msg_clear(ps->msg);
-	do {
-		rc = poll(&p, 1, PRIVSEP_REPLY_TIMEOUT_MS);
-	} while (rc == -1 && errno == EINTR);
-	if (rc == 0)
-		return privsep_fail(err, "the monitor did not answer within %d ms",
-		    PRIVSEP_REPLY_TIMEOUT_MS);
-	if (rc == -1 || (rc = initproto_recv(ps->fd, ps->msg)) != 1)
-		return privsep_fail(err, "the monitor is gone (%s)",
-		    rc == 0 ? "it closed the link" : strerror(errno));
+	for (;;) {
+		do {
+			rc = poll(&p, 1, PRIVSEP_REPLY_TIMEOUT_MS);
+		} while (rc == -1 && errno == EINTR);
+		if (rc == 0)
+			return privsep_fail(err, "the monitor did not answer within %d ms",
+			    PRIVSEP_REPLY_TIMEOUT_MS);
+		if (rc == -1 || (rc = privsep_read(ps, err)) == -1) {
+			privsep_lose(ps);
+			return -1;
+		}
+		if (rc == 0)
+			continue;
+		if ((done = privsep_dequeue(ps, &arg)) == NULL)
+			return 0;
+		privsep_defer(ps, done, arg);
+	}
+}
+
+static int
+privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char **err)
+{
+	if (ps == NULL || ps->fd == -1 || ps->gone)
+		return privsep_fail(err, "the monitor is gone");
+	if (ps->msg->overflow)
+		return privsep_fail(err, "the request is too large");
+	if (initproto_send(ps->fd, ps->msg) == -1)
+		return privsep_fail(err, "cannot reach the monitor: %s", strerror(errno));
+	privsep_enqueue(ps, done, arg);
 	return 0;
 }
 
 static int
 privsep_call(struct privsep *ps, char **err)
 {
-	if (ps == NULL || ps->fd == -1)
-		return privsep_fail(err, "no monitor");
-	if (initproto_send(ps->fd, ps->msg) == -1)
-		return privsep_fail(err, "cannot reach the monitor: %s", strerror(errno));
+	if (privsep_send_queued(ps, NULL, NULL, err) == -1)
+		return -1;
 	return privsep_wait(ps, err);
+}
+
+static void
+privsep_on_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct privsep *ps = arg;
+	privsep_reply_fn done;
+	char *err = NULL;
+	void *cb_arg;
+	int rc;
+
+	while ((rc = privsep_read(ps, &err)) == 1) {
+		/* A synchronous call reads its own answer: never this one. */
+		if ((done = privsep_dequeue(ps, &cb_arg)) == NULL) {
+			log_error("monitor: an answer nobody asked for");
+			continue;
+		}
+		done(ps->msg, cb_arg);
+	}
+	if (rc == -1) {
+		log_error("%s", err);
+		privsep_lose(ps);
+	}
+	free(err);
+}
+
+int
+privsep_attach(struct privsep *ps, struct event_base *base)
+{
+	int flags = fcntl(ps->fd, F_GETFL);
+
+	if (flags == -1 || fcntl(ps->fd, F_SETFL, flags | O_NONBLOCK) == -1)
+		return -1;
+	ps->ev = event_new(base, ps->fd, EV_READ | EV_PERSIST, privsep_on_readable, ps);
+	ps->deliver = event_new(base, -1, 0, privsep_deliver, ps);
+	return ps->ev == NULL || ps->deliver == NULL || event_add(ps->ev, NULL) == -1 ? -1 : 0;
 }
 
 /* A FAILED answer's text into *ERR; -1 either way. */
@@ -332,6 +513,25 @@ privsep_failed(struct privsep *ps, char **err)
 	return privsep_fail(err, "%s", text);
 }
 
+/* Reads a create's answer MSG into OUT; -1 with the reason in *ERR. */
+static int
+privsep_built(struct privsep *ps, struct initproto_msg *msg, struct monitor_built *out,
+    char **err)
+{
+	const char *text;
+
+	if (msg == NULL)
+		return privsep_fail(err, "the monitor is gone");
+	if (msg->type != MONITOR_BUILT)
+		return monitor_wire_text_decode(msg, MONITOR_FAILED, &text) == -1 ?
+		    privsep_fail(err, "the monitor answered with something else") :
+		    privsep_fail(err, "%s", text);
+	if (monitor_wire_built_decode(msg, out) == -1)
+		return privsep_fail(err, "the monitor's answer is malformed");
+	out->map_fd = ps->hello.map_fd;
+	return 0;
+}
+
 int
 privsep_create(struct privsep *ps, const struct monitor_create *req,
     struct monitor_built *out, char **err)
@@ -339,18 +539,51 @@ privsep_create(struct privsep *ps, const struct monitor_create *req,
 	int rc;
 
 	monitor_wire_create_encode(ps->msg, req);
-	if (ps->msg->overflow)
-		return privsep_fail(err, "the sandbox's description is too large");
 	if (privsep_call(ps, err) == -1)
 		return -1;
-	if (ps->msg->type != MONITOR_BUILT)
-		rc = privsep_failed(ps, err);
-	else if ((rc = monitor_wire_built_decode(ps->msg, out)) == -1)
-		privsep_fail(err, "the monitor's answer is malformed");
-	else
-		out->map_fd = ps->hello.map_fd;
+	rc = privsep_built(ps, ps->msg, out, err);
 	initproto_msg_clear(ps->msg);
 	return rc;
+}
+
+struct privsep_create_call {
+	struct privsep *ps;
+	privsep_built_fn built;
+	void *arg;
+};
+
+static void
+privsep_on_created(struct initproto_msg *msg, void *arg)
+{
+	struct privsep_create_call *c = arg;
+	struct monitor_built b;
+	char *err = NULL;
+
+	if (privsep_built(c->ps, msg, &b, &err) == -1)
+		c->built(NULL, err, c->arg);
+	else
+		c->built(&b, NULL, c->arg);
+	free(err);
+	free(c);
+}
+
+int
+privsep_create_async(struct privsep *ps, const struct monitor_create *req,
+    privsep_built_fn built, void *arg, char **err)
+{
+	struct privsep_create_call *c = xcalloc(1, sizeof(*c));
+
+	c->ps = ps;
+	c->built = built;
+	c->arg = arg;
+	monitor_wire_create_encode(ps->msg, req);
+	if (privsep_send_queued(ps, privsep_on_created, c, err) == -1) {
+		free(c);
+		initproto_msg_clear(ps->msg);
+		return -1;
+	}
+	initproto_msg_clear(ps->msg);
+	return 0;
 }
 
 int
@@ -477,6 +710,11 @@ privsep_stop(struct privsep *ps)
 
 	if (ps == NULL)
 		return;
+	privsep_lose(ps);
+	if (ps->ev != NULL)
+		event_free(ps->ev);
+	if (ps->deliver != NULL)
+		event_free(ps->deliver);
 	if (ps->fd != -1)
 		close(ps->fd);
 	if (ps->hello.map_fd != -1)

@@ -26,7 +26,14 @@
 #define PRIVSEP_USER_DEFAULT "corral"
 #define PRIVSEP_REPLY_TIMEOUT_MS 30000  /* the monitor's answer to one request */
 
+struct event_base;
+struct initproto_msg;
 struct privsep;
+
+/* The answer to an asynchronous request (MSG NULL: the monitor is gone). */
+typedef void (*privsep_reply_fn)(struct initproto_msg *msg, void *arg);
+/* A built sandbox (B: take its descriptors and creds), or NULL and why. */
+typedef void (*privsep_built_fn)(struct monitor_built *b, const char *err, void *arg);
 
 /* What the monitor is asked to do at start. */
 struct privsep_setup {
@@ -51,6 +58,15 @@ int privsep_drop(const char *user, char **err);
  * or is root. */
 int privsep_user(const char *user, uid_t *uid, gid_t *gid, char **err);
 
+/* Reads the monitor's answers to asynchronous requests from BASE's loop. */
+int privsep_attach(struct privsep *ps, struct event_base *base);
+/* Sends a create and returns: BUILT hears the answer from the loop (or
+ * from a later synchronous call, which hands earlier answers on first),
+ * so tunnels go on while the monitor builds. -1 with *ERR when it cannot
+ * even be sent (BUILT is then never called). */
+int privsep_create_async(struct privsep *ps, const struct monitor_create *req,
+    privsep_built_fn built, void *arg, char **err);
+
 /* The monitor's operations, each waiting for its answer (bounded). */
 int privsep_create(struct privsep *ps, const struct monitor_create *req,
     struct monitor_built *out, char **err);
@@ -61,8 +77,8 @@ size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
  * a root caller's sandbox). */
 int privsep_owner(struct privsep *ps, const char *path, uid_t *uid, gid_t *gid, char **err);
 
-/* Closes the link and waits (bounded) for the monitor to finish its
- * teardown. Accepts NULL. */
+/* Closes the link (requests still waiting hear that the monitor is gone)
+ * and waits (bounded) for the monitor to finish its teardown. Accepts NULL. */
 void privsep_stop(struct privsep *ps);
 
 #endif

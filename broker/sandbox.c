@@ -52,6 +52,18 @@ struct sandbox_plan {
 	size_t ngrants;
 };
 
+/* A create in flight: its own copy of the request, and the plan. */
+struct sandbox_creating {
+	struct daemon *d;
+	struct sandbox_caller caller;
+	Corral__SandboxCreate *req;
+	struct sandbox_plan plan;
+	bool reserved;                  /* its registry row exists */
+	sandbox_created_fn done;
+	void *arg;
+	struct sandbox_creating *next;  /* d->creating */
+};
+
 static void
 sandbox_refuse(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -92,6 +104,15 @@ sandbox_count(const struct daemon *d)
 	return n;
 }
 
+static bool
+sandbox_creating_named(const struct daemon *d, const char *name)
+{
+	for (const struct sandbox_creating *c = d->creating; c != NULL; c = c->next)
+		if (strcmp(c->plan.name, name) == 0)
+			return true;
+	return false;
+}
+
 /* The name asked for, or a fresh "sb-xxxxxxxx". */
 static int
 sandbox_plan_name(struct daemon *d, struct sandbox_plan *p, char **err)
@@ -108,7 +129,7 @@ sandbox_plan_name(struct daemon *d, struct sandbox_plan *p, char **err)
 	} else {
 		snprintf(p->name, sizeof(p->name), "%s", p->req->name);
 	}
-	if (sandbox_find(d, p->name) != NULL) {
+	if (sandbox_find(d, p->name) != NULL || sandbox_creating_named(d, p->name)) {
 		sandbox_refuse(err, "a sandbox named '%s' already exists", p->name);
 		return -1;
 	}
@@ -308,6 +329,8 @@ sandbox_plan_slot(struct daemon *d, struct sandbox_plan *p, char **err)
 
 		for (struct sandbox *sb = d->sandboxes; sb != NULL && !used; sb = sb->next)
 			used = sb->slot == slot;
+		for (struct sandbox_creating *c = d->creating; c != NULL && !used; c = c->next)
+			used = c->plan.slot == (int)slot;
 		snprintf(ifname, sizeof(ifname), "crs%uh", slot);
 		if (!used && if_nametoindex(ifname) == 0) {
 			p->slot = (int)slot;
@@ -581,76 +604,143 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->n_grants = req->n_grants;
 }
 
-/* Builds the planned sandbox: the monitor's part, then the broker's. */
+/* The broker's part of a built sandbox: its record, proxy tenant and exec
+ * channel. NULL with the reason in *ERR (the monitor's part then goes). */
 static struct sandbox *
-sandbox_build(struct daemon *d, struct sandbox_plan *p, char **err)
+sandbox_adopt(struct daemon *d, struct sandbox_plan *p, struct monitor_built *b, char **err)
 {
-	struct monitor_create mc;
-	struct monitor_built b;
 	struct policy *policy;
-	struct sandbox *sb;
+	struct sandbox *sb = NULL;
 
-	if (!d->sandboxes_ok) {
-		sandbox_refuse(err, "sandboxes cannot be built here: %s", d->monitor_why);
-		return NULL;
-	}
-	sandbox_monitor_request(d, p, &mc);
-	if (privsep_create(d->privsep, &mc, &b, err) == -1)
-		return NULL;
-	if (sandbox_plan_regrant(d, p, b.creds, err) == -1) {
-		monitor_built_close(&b);
-		credcopy_result_free(b.creds);
-		privsep_destroy(d->privsep, p->name, NULL);
-		return NULL;
-	}
-	sb = sandbox_record(p, &b);
+	if (sandbox_plan_regrant(d, p, b->creds, err) == -1)
+		goto fail;
+	sb = sandbox_record(p, b);
 	policy = p->policy;
 	p->policy = NULL;       /* the tenant takes it */
-	if (sandbox_tenant(d, sb, policy, &b, err) == -1)
+	if (sandbox_tenant(d, sb, policy, b, err) == -1)
 		goto fail;
-	sb->channel = exec_channel_new(d->base, b.channel_fd, sandbox_on_channel_lost, sb);
-	b.channel_fd = -1;
+	sb->channel = exec_channel_new(d->base, b->channel_fd, sandbox_on_channel_lost, sb);
+	b->channel_fd = -1;
 	if (sb->channel == NULL) {
 		sandbox_refuse(err, "cannot serve the sandbox's exec channel");
 		goto fail;
 	}
 	return sb;
 fail:
-	monitor_built_close(&b);
-	proxy_tenant_free(sb->tenant);
-	privsep_destroy(d->privsep, sb->name, NULL);
+	monitor_built_close(b);
+	credcopy_result_free(b->creds);
+	b->creds = NULL;
+	if (sb != NULL)
+		proxy_tenant_free(sb->tenant);
+	privsep_destroy(d->privsep, p->name, NULL);
 	sandbox_free(sb);
 	return NULL;
 }
 
-int
-sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__SandboxCreate *req, struct sandbox **out, const char **code, char **err)
+static void
+sandbox_creating_unlink(struct sandbox_creating *c)
 {
-	struct sandbox_plan p = { .req = req, .caller = caller, .slot = -1 };
-	struct sandbox *sb = NULL;
+	struct sandbox_creating **pp;
 
-	*code = WIRE_ERR_INVALID;
-	if (sandbox_plan(d, &p, err) == -1)
-		goto out;
-	*code = WIRE_ERR_LIMIT;
-	if (sandbox_reserve(d, &p, err) == -1)
-		goto out;
-	*code = WIRE_ERR_UNAVAILABLE;
-	if ((sb = sandbox_build(d, &p, err)) == NULL) {
-		registry_remove(d->registry, p.name, NULL);
-		goto out;
+	for (pp = &c->d->creating; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			return;
+		}
+}
+
+/* Tells the requester and forgets C; a failed create leaves no row. */
+static void
+sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char *code,
+    const char *err)
+{
+	if (sb == NULL && c->reserved)
+		registry_remove(c->d->registry, c->plan.name, NULL);
+	c->done(c->d, sb, code, err != NULL ? err : "the sandbox could not be created", c->arg);
+	policy_free(c->plan.policy);
+	corral__sandbox_create__free_unpacked(c->req, NULL);
+	free(c);
+}
+
+/* The monitor's answer: the sandbox it built (B), or why not. */
+static void
+sandbox_on_built(struct monitor_built *b, const char *why, void *arg)
+{
+	struct sandbox_creating *c = arg;
+	struct daemon *d = c->d;
+	struct sandbox *sb;
+	char *err = NULL;
+
+	sandbox_creating_unlink(c);
+	if (b == NULL) {
+		sandbox_creating_end(c, NULL, WIRE_ERR_UNAVAILABLE, why);
+		return;
+	}
+	if ((sb = sandbox_adopt(d, &c->plan, b, &err)) == NULL) {
+		sandbox_creating_end(c, NULL, WIRE_ERR_UNAVAILABLE, err);
+		free(err);
+		return;
 	}
 	registry_mark_ready(d->registry, sb->name, sb->init_pid,
 	    sb->partial ? "partial" : "full", NULL);
 	sb->next = d->sandboxes;
 	d->sandboxes = sb;
 	log_info("sandbox %s created for uid %u, running as %u (%s)", sb->name,
-	    (unsigned)caller->uid, (unsigned)sb->uid, sb->partial ? "partial" : "full");
-out:
-	policy_free(p.policy);
-	*out = sb;
-	return sb != NULL ? 0 : -1;
+	    (unsigned)c->caller.uid, (unsigned)sb->uid, sb->partial ? "partial" : "full");
+	sandbox_creating_end(c, sb, NULL, NULL);
+}
+
+/* REQ copied whole: the frame it came in is gone before the monitor answers. */
+static Corral__SandboxCreate *
+sandbox_request_copy(const Corral__SandboxCreate *req)
+{
+	size_t len = corral__sandbox_create__get_packed_size(req);
+	uint8_t *buf = xmalloc(len + 1);
+	Corral__SandboxCreate *copy;
+
+	corral__sandbox_create__pack(req, buf);
+	copy = corral__sandbox_create__unpack(NULL, len, buf);
+	free(buf);
+	if (copy == NULL)
+		fatalx("%s: out of memory", __func__);
+	return copy;
+}
+
+void
+sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__SandboxCreate *req, sandbox_created_fn done, void *arg)
+{
+	struct sandbox_creating *c = xcalloc(1, sizeof(*c));
+	struct monitor_create mc;
+	char *err = NULL;
+	const char *code = WIRE_ERR_INVALID;
+
+	c->d = d;
+	c->caller = *caller;
+	c->req = sandbox_request_copy(req);
+	c->plan = (struct sandbox_plan){ .req = c->req, .caller = &c->caller, .slot = -1 };
+	c->done = done;
+	c->arg = arg;
+	if (sandbox_plan(d, &c->plan, &err) == -1)
+		goto refused;
+	code = WIRE_ERR_LIMIT;
+	if (sandbox_reserve(d, &c->plan, &err) == -1)
+		goto refused;
+	c->reserved = true;
+	code = WIRE_ERR_UNAVAILABLE;
+	if (!d->sandboxes_ok) {
+		sandbox_refuse(&err, "sandboxes cannot be built here: %s", d->monitor_why);
+		goto refused;
+	}
+	sandbox_monitor_request(d, &c->plan, &mc);
+	if (privsep_create_async(d->privsep, &mc, sandbox_on_built, c, &err) == -1)
+		goto refused;
+	c->next = d->creating;
+	d->creating = c;
+	return;
+refused:
+	sandbox_creating_end(c, NULL, code, err);
+	free(err);
 }
 
 void

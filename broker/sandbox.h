@@ -68,10 +68,16 @@ struct sandbox {
 	struct sandbox *next;
 };
 
-/* Creates REQ for CALLER; *OUT is the new sandbox, or -1 with a one-line
- * reason (and an error code for the wire) in *ERR / *CODE. */
-int sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__SandboxCreate *req, struct sandbox **out, const char **code, char **err);
+/* The end of a create: the new sandbox, or NULL with an error code for the
+ * wire and a one-line reason. */
+typedef void (*sandbox_created_fn)(struct daemon *d, struct sandbox *sb, const char *code,
+    const char *err, void *arg);
+/* Starts creating REQ (copied) for CALLER and returns: the checks and the
+ * registry's reservation happen now, the build in the monitor while the
+ * loop goes on. DONE hears the end once, possibly before this returns
+ * (a request refused outright). */
+void sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__SandboxCreate *req, sandbox_created_fn done, void *arg);
 /* Tears SB down and forgets it. */
 void sandbox_delete(struct daemon *d, struct sandbox *sb);
 /* The sandbox NAME, or NULL. */

@@ -177,6 +177,25 @@ check_eq "the registry is empty" 0 "$(sqlite3 "$TB_DIR/state/registry.db" 'selec
 check_lacks "no veth of them is left" "$(tb_exec_host ip -o link)" "crs"
 check_eq "no home of them is left" "" "$(ls "$TB_DIR/state/sandboxes" 2>/dev/null)"
 
+# Creates at once: the monitor builds them one by one while the broker
+# goes on; each gets its own name and address.
+par_pids=
+for n in 1 2 3 4 5; do
+	corral sandbox create --root "$ws" --name "par$n" --json >"$TB_DIR/par$n.json" 2>&1 &
+	par_pids="$par_pids $!"
+done
+for p in $par_pids; do wait "$p"; done
+ok=0
+for n in 1 2 3 4 5; do
+	grep -q "\"name\":\"par$n\"" "$TB_DIR/par$n.json" && ok=$((ok + 1))
+done
+check_eq "five creates at once all succeed" 5 "$ok"
+check_eq "each with its own gateway" 5 "$(cat "$TB_DIR"/par?.json |
+	python3 -c 'import json, sys; print(len({json.loads(l)["network"]["gateway"] for l in sys.stdin}))' 2>&1)"
+out=$(corral exec par3 -- cat hello.txt)
+check_eq "and each answers an exec" "hello from the workspace" "$out"
+corral sandbox delete --all >/dev/null
+
 # SIGTERM: every sandbox torn down, the fence removed, exit 0.
 corral sandbox create --root "$ws" --name last >/dev/null
 kill -TERM "$(tb_pid corrald)"
