@@ -24,6 +24,7 @@
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
+#include "broker/shell.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/xmalloc.h"
@@ -757,6 +758,7 @@ sandbox_delete(struct daemon *d, struct sandbox *sb)
 	/* The tunnels go first, then corral-init (its channel), then what
 	 * the monitor holds: cgroups (every process), the namespace, HOME. */
 	api_exec_sandbox_gone(sb);
+	shell_sandbox_gone(sb);
 	proxy_tenant_free(sb->tenant);
 	exec_channel_free(sb->channel);
 	if (privsep_destroy(d->privsep, sb->name, &err) == -1)
