@@ -46,7 +46,7 @@ enum shell_state {
 enum shell_stage {
 	SHELL_STAGE_NONE,
 	SHELL_STAGE_SIGINT,     /* SIGINT sent to the foreground group */
-	SHELL_STAGE_SIGQUIT,    /* then SIGQUIT, which a job ignoring SIGINT rarely ignores */
+	SHELL_STAGE_SIGKILL,    /* then SIGKILL to that group, through corral-init */
 	SHELL_STAGE_KILLED,     /* the shell itself killed */
 };
 
@@ -558,6 +558,20 @@ shell_signal_foreground(struct shell *sh, int sig, enum shell_stage stage, int g
 	evtimer_add(sh->timer, &grace);
 }
 
+/* SIGKILL to the foreground job: only corral-init may signal run_as's
+ * processes (a terminal passes SIGINT, never SIGKILL). */
+static void
+shell_kill_foreground(struct shell *sh)
+{
+	struct timeval grace = { SHELL_KILL_JOB_GRACE_S, 0 };
+
+	sh->stage = SHELL_STAGE_SIGKILL;
+	if (sh->proc == NULL || exec_kill_foreground(sh->proc, SIGKILL) == -1)
+		log_error("sandbox %s: shell %s: cannot kill its foreground job: %s",
+		    sh->host->name, sh->name, strerror(errno));
+	evtimer_add(sh->timer, &grace);
+}
+
 /* Not even killing the shell ended the run: it is given up. */
 static void
 shell_give_up(struct shell *sh)
@@ -591,12 +605,13 @@ shell_on_timer(evutil_socket_t fd, short what, void *arg)
 		shell_signal_foreground(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);
 		break;
 	case SHELL_STAGE_SIGINT:
-		shell_signal_foreground(sh, SIGQUIT, SHELL_STAGE_SIGQUIT, SHELL_QUIT_GRACE_S);
+		shell_kill_foreground(sh);
 		break;
-	case SHELL_STAGE_SIGQUIT:
-		/* SIGKILL can reach the foreground job only through the shell's
-		 * end, which hangs up its terminal. */
-		shell_kill(sh, "the run outlived SIGINT and SIGQUIT");
+	case SHELL_STAGE_SIGKILL:
+		/* The job survived SIGKILL (it left the foreground, or stopped
+		 * the shell from reading): the shell goes, and its terminal's
+		 * hangup takes the job with it. */
+		shell_kill(sh, "the run outlived SIGINT and SIGKILL");
 		evtimer_add(sh->timer, &grace);
 		break;
 	case SHELL_STAGE_KILLED:

@@ -22,8 +22,8 @@
 #define SHELL_QUEUE_MAX 16              /* runs waiting for one shell */
 #define SHELL_TIMEOUT_DEFAULT_S 120
 #define SHELL_TIMEOUT_MAX_S 600
-#define SHELL_INTERRUPT_GRACE_S 2       /* after SIGINT, before SIGQUIT */
-#define SHELL_QUIT_GRACE_S 1            /* after SIGQUIT, before the shell is killed */
+#define SHELL_INTERRUPT_GRACE_S 2       /* after SIGINT, before SIGKILL to the job */
+#define SHELL_KILL_JOB_GRACE_S 1        /* after SIGKILL to the job, before the shell is killed */
 #define SHELL_KILL_GRACE_S 2            /* after the shell is killed, before the run is given up */
 #define SHELL_START_TIMEOUT_S 10        /* a new bash answers its first marker */
 #define SHELL_MARKER_WAIT_MS 500        /* output's end marker, once the status came */

@@ -24,6 +24,8 @@
  *                or FAILED    id, text: the command did not start
  *   init -> daemon  EXITED    id, exit code (128+N for signal N)
  *   daemon -> init  KILL      id, signal: sent to the command's process group
+ *   daemon -> init  KILLFG    id, signal: sent to the foreground process group
+ *                             of the command's terminal (a shell's job)
  *   daemon -> init  FSOP      id, a file operation (broker/init/fsop.h);
  *                             fds: the result's file, then the input's
  *                             (write and edit); answered as EXEC is
@@ -59,6 +61,7 @@ enum initproto_type {
 	INITPROTO_EXITED,
 	INITPROTO_KILL,
 	INITPROTO_FSOP,
+	INITPROTO_KILLFG,
 };
 
 /* One message being built or read. Received descriptors belong to it until
