@@ -659,20 +659,21 @@ fw_match(const struct fw_judge *j, int m)
 
 /* ---- Walking chains ---- */
 
-/* What a walk through a chain ends with, for every packet of the flow. */
-enum fw_end {
-	FW_END_FALL,        /* all reach the end or return: the caller goes on */
-	FW_END_ACCEPT,      /* all accepted */
-	FW_END_SOME,        /* some accepted, the others fall through */
-	FW_END_DROP,        /* some or all dropped: judge->reason says where */
-	FW_END_UNKNOWN,     /* cannot tell: judge->reason says why */
-};
+/* What happens to the flow's packets in a chain, as flags: several hold
+ * when a rule's condition holds for some packets only. */
+#define FW_OUT_ACCEPTED 0x1u   /* some or all are accepted */
+#define FW_OUT_FELL 0x2u       /* some or all leave the chain without a verdict
+                                * (return, or its end): the caller goes on */
+#define FW_OUT_NEXT 0x4u       /* some or all go on to the chain's next rule */
+#define FW_OUT_DROP 0x8u       /* some may be dropped: judge->reason says where */
+#define FW_OUT_UNKNOWN 0x10u   /* cannot tell: judge->reason says why */
+#define FW_OUT_STOP (FW_OUT_DROP | FW_OUT_UNKNOWN)
 
 /* What a rule does when it matches. */
 enum fw_act { FW_ACT_NONE, FW_ACT_ACCEPT, FW_ACT_DROP, FW_ACT_JUMP, FW_ACT_GOTO,
 	FW_ACT_RETURN, FW_ACT_OTHER, FW_ACT_VMAP };
 
-static enum fw_end fw_walk(struct fw_judge *j, int chain_name, int depth);
+static unsigned int fw_walk(struct fw_judge *j, int chain_name, int depth);
 
 /* Sets J's verdict (the first one set stays) and reason. */
 static void __attribute__((format(printf, 3, 4)))
@@ -777,8 +778,8 @@ fw_rule_scan(const struct fw_judge *j, int expr, int *act_stmt, enum fw_act *act
 	return cond;
 }
 
-/* The end for a drop reached by the flow (all of it when SURE). */
-static enum fw_end
+/* A drop the flow reaches (all of it when SURE). */
+static unsigned int
 fw_drop(struct fw_judge *j, int chain_name, int handle, int sure)
 {
 	char where[160];
@@ -787,65 +788,78 @@ fw_drop(struct fw_judge *j, int chain_name, int handle, int sure)
 	    fw_where(j, chain_name, where, sizeof(where)),
 	    handle >= 0 && j->d->n[handle].type == FJ_NUMBER ? j->d->n[handle].num : -1LL,
 	    sure ? "drops" : "may drop", j->f->text);
-	return FW_END_DROP;
+	return FW_OUT_DROP;
 }
 
-/* Follows a jump or goto (GOTO) to the chain named by STMT's target. */
-static enum fw_end
-fw_follow(struct fw_judge *j, int stmt, int depth, int is_goto)
+/* The outcome in the calling chain of a jump (IS_GOTO 0) or goto to the
+ * chain named by STMT's target, made by rule HANDLE of CHAIN at DEPTH. */
+static unsigned int
+fw_follow(struct fw_judge *j, int chain, int handle, int stmt, int depth, int is_goto)
 {
-	char where[160];
+	char where[160], target_name[64];
 	int target = fj_get(j->d, stmt, "target");
-	enum fw_end e;
+	unsigned int out;
 
 	if (depth >= FW_JUMP_DEPTH_MAX) {
 		fw_note(j, FWCHECK_UNKNOWN, "%s: jumps nest deeper than %d",
 		    fw_where(j, target, where, sizeof(where)), FW_JUMP_DEPTH_MAX);
-		return FW_END_UNKNOWN;
+		return FW_OUT_UNKNOWN;
 	}
-	e = fw_walk(j, target, depth + 1);
-	/* After a goto the packet never comes back: the base chain's policy. */
-	if (is_goto && (e == FW_END_FALL || e == FW_END_SOME) && j->policy_drop)
-		return FW_END_DROP;
-	if (is_goto && e == FW_END_FALL)
-		return FW_END_ACCEPT;         /* policy accept: accepted here */
-	return e;
+	out = fw_walk(j, target, depth + 1);
+	if ((out & FW_OUT_STOP) || !(out & FW_OUT_FELL))
+		return out;
+	out &= ~FW_OUT_FELL;
+	/* After a jump, what falls off the target goes on here. */
+	if (!is_goto)
+		return out | FW_OUT_NEXT;
+	/* After a goto it never comes back: it leaves this chain too, and in a
+	 * base chain meets the policy. */
+	if (depth > 0)
+		return out | FW_OUT_FELL;
+	if (!j->policy_drop)
+		return out | FW_OUT_ACCEPTED;
+	fw_note(j, FWCHECK_AT_RISK, "%s: rule (handle %lld) goes to chain %s, which does "
+	    "not accept all the sandboxes' %s, and the policy drops the rest",
+	    fw_where(j, chain, where, sizeof(where)),
+	    handle >= 0 ? j->d->n[handle].num : -1LL,
+	    fj_copy(j->d, target, target_name, sizeof(target_name)), j->f->text);
+	return FW_OUT_DROP;
 }
 
-/* What a rule does to the flow when its condition COND holds (MAYBE: for
- * some packets). FW_END_FALL: the walk goes on. */
-static enum fw_end
-fw_act_on(struct fw_judge *j, int chain_name, int rule, int stmt, enum fw_act act,
+/* The outcome of rule RULE of CHAIN, whose acting statement is STMT (ACT),
+ * when its condition is COND (FW_MAYBE: for some packets; the others go on
+ * to the next rule). */
+static unsigned int
+fw_act_on(struct fw_judge *j, int chain, int rule, int stmt, enum fw_act act,
     enum fw_tri cond, int depth)
 {
 	int handle = fj_get(j->d, rule, "handle");
+	unsigned int out;
 	char where[160];
-	enum fw_end e;
 
 	switch (act) {
 	case FW_ACT_NONE:
-		return FW_END_FALL;
+		return FW_OUT_NEXT;
 	case FW_ACT_ACCEPT:
-		return cond == FW_YES ? FW_END_ACCEPT : FW_END_SOME;
+		out = FW_OUT_ACCEPTED;
+		break;
 	case FW_ACT_DROP:
-		return fw_drop(j, chain_name, handle, cond == FW_YES);
+		return fw_drop(j, chain, handle, cond == FW_YES);
 	case FW_ACT_RETURN:
-		return cond == FW_YES ? FW_END_FALL : FW_END_SOME;
+		out = FW_OUT_FELL;
+		break;
 	case FW_ACT_JUMP:
 	case FW_ACT_GOTO:
-		e = fw_follow(j, stmt, depth, act == FW_ACT_GOTO);
-		if (e == FW_END_DROP && j->verdict == FWCHECK_OK)
-			fw_drop(j, chain_name, handle, 0);   /* a goto met a drop policy */
-		if (cond != FW_YES && e == FW_END_ACCEPT)
-			return FW_END_SOME;
-		return e;
+		out = fw_follow(j, chain, handle, stmt, depth, act == FW_ACT_GOTO);
+		break;
 	default:
 		fw_note(j, FWCHECK_UNKNOWN, "%s: rule (handle %lld) sends the sandboxes' %s "
 		    "where fwcheck cannot follow (queue or a verdict map)",
-		    fw_where(j, chain_name, where, sizeof(where)),
+		    fw_where(j, chain, where, sizeof(where)),
 		    handle >= 0 ? j->d->n[handle].num : -1LL, j->f->text);
-		return FW_END_UNKNOWN;
+		return FW_OUT_UNKNOWN;
 	}
+	return cond == FW_YES || (out & FW_OUT_STOP) ? out : out | FW_OUT_NEXT;
 }
 
 /* 1 when rule object R belongs to the chain named CHAIN of the table
@@ -877,15 +891,16 @@ fw_chain_exists(const struct fw_judge *j, int name)
 	return 0;
 }
 
-/* Walks the chain named CHAIN (DEPTH jumps below the base chain). */
-static enum fw_end
+/* Walks the chain named CHAIN (DEPTH jumps below the base chain): what
+ * happens to the flow there, FW_OUT_* flags without FW_OUT_NEXT. */
+static unsigned int
 fw_walk(struct fw_judge *j, int chain, int depth)
 {
 	char where[160];
-	int some = 0, r, stmt;
+	unsigned int seen = 0, out;
+	int r, stmt;
 	enum fw_tri cond;
 	enum fw_act act;
-	enum fw_end e;
 	size_t i;
 
 	j->steps += j->n_rules + 1;
@@ -893,7 +908,7 @@ fw_walk(struct fw_judge *j, int chain, int depth)
 		fw_note(j, FWCHECK_UNKNOWN, "%s: %s", fw_where(j, chain, where, sizeof(where)),
 		    j->steps > FW_RULE_STEPS_MAX ? "the ruleset is too large to follow" :
 		    "a jump to a chain that does not exist");
-		return FW_END_UNKNOWN;
+		return FW_OUT_UNKNOWN;
 	}
 	for (i = 0; i < j->n_rules; i++) {
 		r = j->rule_idx[i];
@@ -902,13 +917,14 @@ fw_walk(struct fw_judge *j, int chain, int depth)
 		cond = fw_rule_scan(j, fj_get(j->d, r, "expr"), &stmt, &act);
 		if (cond == FW_NO)
 			continue;
-		e = fw_act_on(j, chain, r, stmt, act, cond, depth);
-		if (e == FW_END_SOME)
-			some = 1;
-		else if (e != FW_END_FALL)
-			return e;
+		out = fw_act_on(j, chain, r, stmt, act, cond, depth);
+		if (out & FW_OUT_STOP)
+			return out & FW_OUT_STOP;
+		seen |= out & (FW_OUT_ACCEPTED | FW_OUT_FELL);
+		if (!(out & FW_OUT_NEXT))
+			return seen;
 	}
-	return some ? FW_END_SOME : FW_END_FALL;
+	return seen | FW_OUT_FELL;   /* the end of the chain */
 }
 
 /* ---- Base chains and the verdict ---- */
@@ -939,13 +955,13 @@ fw_base(struct fw_judge *j, int chain)
 {
 	const struct fj_doc *d = j->d;
 	char where[160];
-	enum fw_end e;
+	unsigned int out;
 
 	j->family = fj_get(d, chain, "family");
 	j->table = fj_get(d, chain, "table");
 	j->policy_drop = fj_is_str(d, fj_get(d, chain, "policy"), "drop");
-	e = fw_walk(j, fj_get(d, chain, "name"), 0);
-	if ((e == FW_END_FALL || e == FW_END_SOME) && j->policy_drop)
+	out = fw_walk(j, fj_get(d, chain, "name"), 0);
+	if (!(out & FW_OUT_STOP) && (out & FW_OUT_FELL) && j->policy_drop)
 		fw_note(j, FWCHECK_AT_RISK, "%s: policy drop, and no rule accepts all the "
 		    "sandboxes' %s", fw_where(j, fj_get(d, chain, "name"), where, sizeof(where)),
 		    j->f->text);

@@ -245,7 +245,34 @@ test_a_goto_falling_off_its_chain_meets_the_drop_policy(void **s)
 	    CHAIN("inet", "f", "zone")
 	    RULE("inet", "f", "in", 3, ESTABLISHED ", " ACCEPT)
 	    RULE("inet", "f", "in", 4, GOTO("zone"))
-	    RULE("inet", "f", "zone", 5, COUNTER))), FWCHECK_AT_RISK, "table inet f", NULL);
+	    RULE("inet", "f", "zone", 5, COUNTER))), FWCHECK_AT_RISK,
+	    "table inet f, chain in: rule (handle 4) goes to chain zone", "policy drops", NULL);
+}
+
+/* A return, or a goto in a jumped chain, leaves that chain: its later
+ * drop is never reached. */
+static void
+test_a_return_ends_the_jumped_chain(void **s)
+{
+	expect(judge(RULESET(TABLE("inet", "f") BASE("inet", "f", "in", "input", "accept")
+	    CHAIN("inet", "f", "a") CHAIN("inet", "f", "b")
+	    RULE("inet", "f", "in", 3, JUMP("a"))
+	    RULE("inet", "f", "a", 4, GOTO("b"))
+	    RULE("inet", "f", "a", 5, DROP)
+	    RULE("inet", "f", "b", 6, "{\"return\": null}")
+	    RULE("inet", "f", "b", 7, DROP))), FWCHECK_OK, NULL);
+}
+
+/* A return that holds for some packets only: the others meet the drop. */
+static void
+test_a_partial_return_still_reaches_the_drop(void **s)
+{
+	expect(judge(RULESET(TABLE("inet", "f") BASE("inet", "f", "in", "input", "accept")
+	    CHAIN("inet", "f", "a")
+	    RULE("inet", "f", "in", 3, JUMP("a"))
+	    RULE("inet", "f", "a", 4, M("==", META("mark"), "1") ", {\"return\": null}")
+	    RULE("inet", "f", "a", 5, DROP))), FWCHECK_AT_RISK, "chain a: rule (handle 5) drops",
+	    NULL);
 }
 
 static void
@@ -391,6 +418,8 @@ main(void)
 		cmocka_unit_test(test_a_drop_in_a_jumped_chain_is_at_risk),
 		cmocka_unit_test(test_an_accept_in_a_jumped_chain_counts),
 		cmocka_unit_test(test_a_goto_falling_off_its_chain_meets_the_drop_policy),
+		cmocka_unit_test(test_a_return_ends_the_jumped_chain),
+		cmocka_unit_test(test_a_partial_return_still_reaches_the_drop),
 		cmocka_unit_test(test_a_jump_to_a_missing_chain_is_unknown),
 		cmocka_unit_test(test_a_jump_loop_is_unknown),
 		cmocka_unit_test(test_a_queue_is_unknown),
