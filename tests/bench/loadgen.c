@@ -6,7 +6,8 @@
  *
  *   loadgen rate    -x PROXY -t HOST:PORT [-c CONC] [-d SECONDS] [-n MAX]
  *       CONC clients loop connect, CONNECT, 200, one byte, close for SECONDS
- *       (at most MAX tunnels); tunnels per second, and latency under load.
+ *       (at most MAX tunnels); tunnels per second, and latency under load;
+ *       with -p PID, the proxy's CPU time per tunnel too.
  *   loadgen latency -x PROXY -t HOST:PORT [-n COUNT] [-d SECONDS]
  *       one tunnel at a time; p50 and p99 from connect() to the first byte.
  *   loadgen idle    -x PROXY -t HOST:PORT -p PID [-n COUNT] [-c CONC] [-w SETTLE_S]
@@ -433,15 +434,20 @@ static int
 lg_tunnels(const struct lg_opts *o)
 {
 	struct lg_run r;
-	double secs;
+	double secs, cpu0 = lg_cpu_total_s(o), cpu;
 
 	lg_run_init(&r, o);
 	lg_loop(&r);
 	secs = (double)((r.last_done_ns ? r.last_done_ns : lg_now_ns()) - r.t0_ns) / NS_PER_S;
+	cpu = lg_cpu_total_s(o) - cpu0;
 	printf("mode=%s tunnels=%ld errors=%ld unfinished=%ld seconds=%.3f rate=%.1f",
 	    o->mode == LG_RATE ? "rate" : "latency", r.done, r.errors, r.in_flight, secs,
 	    secs > 0 ? (double)r.done / secs : 0);
 	lg_print_latency(&r);
+	/* The proxy's own CPU per tunnel: less moved by the machine's other
+	 * work than the rate (the clock tick, 10 ms, bounds its precision). */
+	if (o->npids > 0 && r.done > 0)
+		printf(" proxy_cpu_us_per_tunnel=%.1f", cpu * 1e6 / (double)r.done);
 	printf("\n");
 	lg_close_all(&r);
 	return r.done > 0 && r.errors == 0 && r.in_flight == 0 ? 0 : 1;
