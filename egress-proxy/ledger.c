@@ -29,6 +29,10 @@
 #define LEDGER_NS_PER_MS INT64_C(1000000)
 #define LEDGER_NS_PER_S INT64_C(1000000000)
 #define LEDGER_UTF8_TAIL_MAX 3          /* continuation bytes after a lead byte */
+#define LEDGER_US_PER_S INT64_C(1000000)
+#define LEDGER_TS_SECOND_CHARS 20       /* "2026-11-29T17:58:31." */
+#define LEDGER_TS_FRACTION_DIGITS 6
+#define LEDGER_TS_CACHE_MAX_S INT64_C(253402300799)     /* 9999-12-31T23:59:59Z */
 /* Keys, punctuation, the timestamp and eight numbers at their longest. */
 #define LEDGER_FIXED_MAX_BYTES 512
 #define LEDGER_STRINGS_MAX_BYTES (4 * (LEDGER_NAME_MAX_BYTES + 2) + \
@@ -247,15 +251,43 @@ ledger_line_name(struct ledger_line *ln, const char *name)
 	LEDGER_LINE_LIT(ln, "\"");
 }
 
+/* The second a thread formatted last, in RFC 3339 up to its dot: records
+ * come by the thousand per second, and the calendar (gmtime_r, which takes
+ * the time zone lock) is worked out once per second and thread. */
+static _Thread_local int64_t ledger_ts_second = -1;
+static _Thread_local char ledger_ts_prefix[RFC3339_US_BYTES];
+
+/* US as time_format_rfc3339_us() writes it, into TS; returns its length. */
+static size_t
+ledger_format_ts(int64_t us, char ts[RFC3339_US_BYTES])
+{
+	int64_t second = us / LEDGER_US_PER_S;
+	int frac = (int)(us % LEDGER_US_PER_S);
+
+	if (us < 0 || second > LEDGER_TS_CACHE_MAX_S) {
+		time_format_rfc3339_us(us, ts);
+		return strlen(ts);
+	}
+	if (second != ledger_ts_second) {
+		time_format_rfc3339_us(us, ledger_ts_prefix);
+		ledger_ts_second = second;
+	}
+	memcpy(ts, ledger_ts_prefix, LEDGER_TS_SECOND_CHARS);
+	for (int i = LEDGER_TS_FRACTION_DIGITS; i > 0; i--, frac /= 10)
+		ts[LEDGER_TS_SECOND_CHARS + i - 1] = (char)('0' + frac % 10);
+	ts[LEDGER_TS_SECOND_CHARS + LEDGER_TS_FRACTION_DIGITS] = 'Z';
+	return LEDGER_TS_SECOND_CHARS + LEDGER_TS_FRACTION_DIGITS + 1;
+}
+
 /* ts, event, id: when and what. */
 static void
 ledger_format_head(struct ledger_line *ln, const struct ledger_record *rec)
 {
 	char ts[RFC3339_US_BYTES];
+	size_t len = ledger_format_ts(rec->ts_us != 0 ? rec->ts_us : time_now_us(), ts);
 
-	time_format_rfc3339_us(rec->ts_us != 0 ? rec->ts_us : time_now_us(), ts);
 	LEDGER_LINE_LIT(ln, "{\"ts\":\"");
-	ledger_line_raw(ln, ts, strlen(ts));
+	ledger_line_raw(ln, ts, len);
 	LEDGER_LINE_LIT(ln, "\",\"event\":");
 	ledger_line_name(ln, LEDGER_NAME_OF(ledger_event_names, rec->event));
 	LEDGER_LINE_LIT(ln, ",\"id\":");

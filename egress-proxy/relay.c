@@ -130,16 +130,22 @@ relay_splice(struct relay_dir *d, size_t want)
 	return relay_keep(d, r->scratch, (size_t)(n - w)) == -1 ? -2 : n;
 }
 
-/* Reads up to WANT bytes of FROM: into the scratch buffer, or (with the
- * loop's pipe) straight on to TO. */
+/* Reads up to WANT bytes of FROM: into the scratch buffer (*COPIED), or,
+ * once the direction carries a stream and with the loop's pipe, straight
+ * on to TO. */
 static ssize_t
-relay_move(struct relay_dir *d, size_t want)
+relay_move(struct relay_dir *d, size_t want, bool *copied)
 {
 	struct relay *r = d->relay;
+	ssize_t n;
 
-	if (r->pipe_rd != -1)
+	*copied = !d->bulk || r->pipe_rd == -1;
+	if (!*copied)
 		return relay_splice(d, want);
-	return recv(d->from, r->scratch, want, 0);
+	n = recv(d->from, r->scratch, want, 0);
+	if (n >= RELAY_SPLICE_AFTER_BYTES)
+		d->bulk = true;
+	return n;
 }
 
 static void
@@ -147,6 +153,7 @@ relay_on_read(struct relay_dir *d)
 {
 	struct relay *r = d->relay;
 	size_t want = d->budget < RELAY_CHUNK_BYTES ? (size_t)d->budget : RELAY_CHUNK_BYTES;
+	bool copied;
 	ssize_t n, w;
 
 	if (want == 0) {
@@ -157,7 +164,7 @@ relay_on_read(struct relay_dir *d)
 		relay_check_closed(r);
 		return;
 	}
-	n = relay_move(d, want);
+	n = relay_move(d, want, &copied);
 	if (n == -2) {
 		relay_finish(r, d->fail);
 		return;
@@ -177,8 +184,8 @@ relay_on_read(struct relay_dir *d)
 		relay_pass_eof(d);
 		return;
 	}
-	if (r->pipe_rd != -1)
-		return;                 /* relay_move() wrote it already */
+	if (!copied)
+		return;                 /* relay_move() spliced it on already */
 	if ((w = relay_write_some(d, r->scratch, (size_t)n)) < 0) {
 		relay_finish(r, d->fail);
 		return;

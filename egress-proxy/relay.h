@@ -1,9 +1,9 @@
 /* The byte relay of one tunnel: client to upstream and back, with
  * back-pressure (a side stops reading while the other cannot take more),
  * half-close passed on, and an idle timeout. An idle tunnel holds no
- * buffer: bytes go through one pipe shared by the loop (splice), or its
- * scratch buffer, and only what a slow peer has not taken yet is kept, in
- * a buffer of its size.
+ * buffer: bytes go through one pipe shared by the loop (splice, once a
+ * direction carries a stream), or its scratch buffer, and only what a slow
+ * peer has not taken yet is kept, in a buffer of its size.
  *
  * The relay runs on its owner's events: one read and one write event per
  * descriptor, made once for the connection's whole life, so handing a
@@ -22,6 +22,10 @@ struct event;
 struct relay;
 
 #define RELAY_CHUNK_BYTES (64 * 1024)   /* one read; the scratch buffer's size */
+/* A direction is copied through the scratch buffer until one read brings
+ * this much, then spliced: for the few bytes of a short exchange, two
+ * splice calls through the pipe cost more than recv and send. */
+#define RELAY_SPLICE_AFTER_BYTES (16 * 1024)
 
 /* Why a relay ended. */
 enum relay_end {
@@ -57,6 +61,7 @@ struct relay_dir {
 	bool eof;                       /* FROM said end of file */
 	bool shut;                      /* TO was shut down for writing */
 	bool held;                      /* not to be read yet: relay_read_client() */
+	bool bulk;                      /* a read brought RELAY_SPLICE_AFTER_BYTES: splice */
 	uint64_t budget;                /* bytes FROM may still send (UINT64_MAX: no limit) */
 	uint64_t bytes;                 /* written to TO */
 	enum relay_end fail;            /* what an error on this direction means */

@@ -116,6 +116,36 @@ session_record_init(const struct session *s, struct ledger_record *rec, enum led
 	rec->pid = s->pid;
 }
 
+/* Keeps NAME as S's host, cut to fit (a copy: no printf per tunnel). */
+static void
+session_set_host(struct session *s, const char *name)
+{
+	size_t len = strnlen(name, sizeof(s->host) - 1);
+
+	memcpy(s->host, name, len);
+	s->host[len] = '\0';
+}
+
+/* The dotted quad of the IPv4 address at BYTES into OUT (at least
+ * INET_ADDRSTRLEN bytes), as inet_ntop() writes it but without its
+ * sprintf, which is most of its cost. */
+static void
+session_format_ipv4(const uint8_t bytes[4], char *out)
+{
+	char *p = out;
+
+	for (int i = 0; i < 4; i++) {
+		unsigned v = bytes[i];
+
+		if (v >= 100)
+			*p++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*p++ = (char)('0' + v / 10 % 10);
+		*p++ = (char)('0' + v % 10);
+		*p++ = i < 3 ? '.' : '\0';
+	}
+}
+
 static void
 session_unlink(struct session *s)
 {
@@ -640,8 +670,8 @@ session_on_addresses(struct session *s, const struct resolve_result *res)
 	}
 	if (s->upstream.ss_family == AF_INET) {
 		((struct sockaddr_in *)&s->upstream)->sin_port = htons(s->port);
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&s->upstream)->sin_addr, s->ip,
-		    sizeof(s->ip));
+		session_format_ipv4((const uint8_t *)&((struct sockaddr_in *)&s->upstream)->sin_addr,
+		    s->ip);
 	} else {
 		((struct sockaddr_in6 *)&s->upstream)->sin6_port = htons(s->port);
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&s->upstream)->sin6_addr, s->ip,
@@ -778,7 +808,7 @@ session_on_head(struct session *s)
 		session_fail(s, http_err_status(e), http_err_reason(e));
 		return;
 	}
-	snprintf(s->host, sizeof(s->host), "%s", req->host);
+	session_set_host(s, req->host);
 	s->port = req->port;
 	s->mode = req->method == HTTP_METHOD_CONNECT ? LEDGER_MODE_CONNECT : LEDGER_MODE_FORWARD;
 	if (req->kind != HTTP_TARGET_NAME) {
@@ -866,7 +896,7 @@ session_name_from_dns(struct session *s)
 		session_deny(s, "no_name_for_address");
 		return;
 	}
-	snprintf(s->host, sizeof(s->host), "%s", name);
+	session_set_host(s, name);
 	session_decide(s);
 }
 
@@ -886,7 +916,7 @@ session_name_from_http(struct session *s)
 	}
 	event_del(&s->timer);
 	s->mode = LEDGER_MODE_HTTP;
-	snprintf(s->host, sizeof(s->host), "%s", req->host);
+	session_set_host(s, req->host);
 	if (session_keep_request(s, req) == -1) {
 		session_fail(s, 503, "out_of_memory");
 		return true;
@@ -908,7 +938,7 @@ session_sniff_name(struct session *s, const uint8_t *data, size_t len)
 	case TLS_FOUND:
 		event_del(&s->timer);
 		s->mode = LEDGER_MODE_SNI;
-		snprintf(s->host, sizeof(s->host), "%s", info.name);
+		session_set_host(s, info.name);
 		session_decide(s);
 		return;
 	case TLS_NOT_TLS:

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "common/timeutil.h"
 #include "egress-proxy/ledger.h"
 
 #define TEST_TS_US INT64_C(1764439111123456)    /* 2025-11-29T17:58:31.123456Z */
@@ -277,6 +278,50 @@ test_format_zero_ts_means_now(void **state)
 	snprintf(year, sizeof(year), "%04d-", tm.tm_year + 1900);
 	assert_memory_equal(out + strlen("{\"ts\":\""), year, strlen(year));
 	assert_int_not_equal(strncmp(out, "{\"ts\":\"1970", 11), 0);
+}
+
+/* The ts field of a record stamped US, as the line has it. */
+static void
+format_ts(int64_t us, char *ts, size_t size)
+{
+	struct ledger_record rec;
+	char out[LEDGER_RECORD_MAX_BYTES];
+	const char *start, *end;
+
+	ledger_record_init(&rec, LEDGER_EVENT_BYPASS);
+	rec.ts_us = us;
+	assert_true(format(&rec, out) > 0);
+	start = out + strlen("{\"ts\":\"");
+	end = strchr(start, '"');
+	assert_non_null(end);
+	assert_true((size_t)(end - start) < size);
+	memcpy(ts, start, (size_t)(end - start));
+	ts[end - start] = '\0';
+}
+
+/* The second is worked out once and reused: stamps in the same second, the
+ * next, the one before, with short fractions and before 1970 all read as
+ * time_format_rfc3339_us() writes them. */
+static void
+test_format_ts_reuses_the_second_and_stays_exact(void **state)
+{
+	static const int64_t stamps[] = {
+		TEST_TS_US, TEST_TS_US + 1, TEST_TS_US - 123456, TEST_TS_US + 876543,
+		TEST_TS_US + 876544, TEST_TS_US - 123457, TEST_TS_US + 86400000000, 1, 7,
+		-1, -1000001, INT64_C(253402300799999999), INT64_C(253402300800000000),
+	};
+	char got[RFC3339_US_BYTES + 8], want[RFC3339_US_BYTES];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(stamps) / sizeof(stamps[0]); i++) {
+		format_ts(stamps[i], got, sizeof(got));
+		time_format_rfc3339_us(stamps[i], want);
+		assert_string_equal(got, want);
+	}
+	format_ts(TEST_TS_US - 123456 + 999999, got, sizeof(got));
+	assert_string_equal(got, "2025-11-29T17:58:31.999999Z");
+	format_ts(TEST_TS_US - 123456 + 5, got, sizeof(got));
+	assert_string_equal(got, "2025-11-29T17:58:31.000005Z");
 }
 
 static void
@@ -871,6 +916,7 @@ main(void)
 		cmocka_unit_test(test_format_absent_fields_are_null),
 		cmocka_unit_test(test_format_negative_numbers_and_dns_mode),
 		cmocka_unit_test(test_format_zero_ts_means_now),
+		cmocka_unit_test(test_format_ts_reuses_the_second_and_stays_exact),
 		cmocka_unit_test(test_format_escapes_hostile_host),
 		cmocka_unit_test(test_format_escapes_every_string_field),
 		cmocka_unit_test(test_format_port_is_a_number),
