@@ -786,6 +786,19 @@ privsep_verify(uid_t uid, gid_t gid)
 	return 0;
 }
 
+/* LeakSanitizer stops the world with ptrace at exit: a sanitizer build
+ * keeps ptrace (it is a test build, never shipped). */
+#if defined(__SANITIZE_ADDRESS__)
+#define PRIVSEP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PRIVSEP_SANITIZED 1
+#endif
+#endif
+#ifndef PRIVSEP_SANITIZED
+#define PRIVSEP_SANITIZED 0
+#endif
+
 /* System calls a broker never makes: refused (EPERM), so that a parser
  * bug cannot turn CAP_SYS_PTRACE into attaching to root's processes, or
  * reach the kernel's rarer surfaces. */
@@ -810,7 +823,8 @@ privsep_seccomp(void)
 	int rc = ctx == NULL ? -1 : 0;
 
 	for (size_t i = 0; rc == 0 && i < sizeof(privsep_refused) / sizeof(privsep_refused[0]); i++)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), privsep_refused[i], 0);
+		if (!PRIVSEP_SANITIZED || privsep_refused[i] != SCMP_SYS(ptrace))
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), privsep_refused[i], 0);
 	/* bpf(): reading the identification map, nothing else. */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bpf), 1,

@@ -123,7 +123,7 @@ print(d["credentials"], d["limits"], d["created_at"], d["missing_layers"])
 check_eq "get --json has the fields of DESIGN section 6" "['name', 'state', 'enforcement', 'missing_layers', 'profile', 'roots', 'mounts', 'labels', 'session_id', 'agent', 'machine_id', 'runner', 'network', 'credentials', 'created_at', 'run_as', 'cwd', 'home', 'limits']
 {'path': '/srv/ref', 'writable': False} {'type': 'bind', 'source': '/usr', 'target': '/usr', 'read_only': True} {'team': 'red'}
 {'os': 'linux', 'kernel': '6.1.0', 'landlock_abi': 3} {'gateway': '10.231.0.1', 'proxy': 'http://10.231.0.1:3128', 'dns': '10.231.0.1'}
-[{'name': 'gh', 'hosts': ['api.github.com:443', 'github.com:443']}] [{'name': 'pids', 'value': 512, 'source': 'cgroup v1 pids'}] 2025-11-29T17:58:31.123456Z ['landlock abi 6']" "$shape"
+[{'name': 'gh', 'hosts': ['api.github.com:443', 'github.com:443'], 'copied': [], 'skipped': []}] [{'name': 'pids', 'value': 512, 'source': 'cgroup v1 pids'}] 2025-11-29T17:58:31.123456Z ['landlock abi 6']" "$shape"
 
 out=$("$corral" sandbox get web-2); rc=$?
 check_eq "get exits 0" 0 "$rc"
