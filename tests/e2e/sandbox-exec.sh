@@ -86,6 +86,15 @@ elif case == "memfd-execveat":
     execveat(memfd(0))
 elif case == "file-execveat":
     execveat(os.open(TRUE, os.O_RDONLY))
+elif case == "tmpfile":
+    # A file with no name (O_TMPFILE) on a writable mount; the writer is
+    # closed first, else exec fails with ETXTBSY.
+    w = os.open(sys.argv[2], os.O_TMPFILE | os.O_RDWR, 0o700)
+    with open(TRUE, "rb") as f:
+        os.write(w, f.read())
+    r = os.open("/proc/self/fd/%d" % w, os.O_RDONLY)
+    os.close(w)
+    run("/proc/self/fd/%d" % r)
 elif case == "copy":
     copy_to(sys.argv[2])
 else:
@@ -142,6 +151,8 @@ for d in /tmp "$ws" /dev/shm; do
 done
 out=$(corral exec x1 -- sh -c "python3 $ws/probe.py copy \"\$HOME\"" 2>&1); rc=$?
 check_eq "a copy written into HOME runs too" 0 "$rc"
+out=$(probe tmpfile /tmp); rc=$?
+check_eq "so does a nameless file (O_TMPFILE) in /tmp: a file, on a read-write path" 0 "$rc"
 out=$(probe copy /etc); rc=$?
 [ "$rc" -ne 0 ]; tap_result $? "a read-only folder (/etc) takes no copy to run (exit $rc)"
 
