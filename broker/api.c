@@ -372,6 +372,7 @@ api_peer(int fd, struct sandbox_caller *caller)
 	caller->uid = cred.uid;
 	caller->gid = cred.gid;
 	caller->pid = cred.pid;
+	caller->fd = fd;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, caller->groups, &glen) == -1)
 		return -1;
 	caller->ngroups = glen / sizeof(caller->groups[0]);

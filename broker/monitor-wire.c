@@ -107,6 +107,7 @@ void
 monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create *r)
 {
 	initproto_msg_init(m, (enum initproto_type)MONITOR_CREATE);
+	initproto_put_fd(m, r->caller_fd);
 	initproto_put_str(m, r->name);
 	initproto_put_u32(m, r->uid);
 	initproto_put_u32(m, r->gid);
@@ -202,8 +203,9 @@ monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *
 	    monitor_wire_get_u64(m, &r->pids) == -1 ||
 	    monitor_wire_get_u64(m, &r->memory_bytes) == -1 || initproto_get_u32(m, &cpu) == -1 ||
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
-	    monitor_wire_create_grants(m, out) == -1 || initproto_get_end(m, 0) == -1)
+	    monitor_wire_create_grants(m, out) == -1 || initproto_get_end(m, 1) == -1)
 		return monitor_wire_bad();
+	r->caller_fd = initproto_take_fd(m, 0);
 	r->workdir = workdir[0] != '\0' ? workdir : NULL;
 	r->slot = slot;
 	r->cpu_milli = cpu;
@@ -407,19 +409,24 @@ monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b)
 }
 
 void
-monitor_wire_text_encode(struct initproto_msg *m, enum monitor_wire_type type, const char *text)
+monitor_wire_text_encode(struct initproto_msg *m, enum monitor_wire_type type, const char *text,
+    int fd)
 {
 	initproto_msg_init(m, (enum initproto_type)type);
 	initproto_put_str(m, text);
+	if (fd != -1)
+		initproto_put_fd(m, fd);
 }
 
 int
 monitor_wire_text_decode(struct initproto_msg *m, enum monitor_wire_type type,
-    const char **text)
+    const char **text, int *fd)
 {
 	if (m->type != (uint32_t)type || initproto_get_str(m, text) == -1 ||
-	    initproto_get_end(m, 0) == -1)
+	    initproto_get_end(m, fd != NULL ? 1 : 0) == -1)
 		return monitor_wire_bad();
+	if (fd != NULL)
+		*fd = initproto_take_fd(m, 0);
 	return 0;
 }
 

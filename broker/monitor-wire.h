@@ -7,10 +7,12 @@
  * checked again by monitor_create. Library-like: nothing here logs.
  *
  *   monitor -> broker  HELLO    set-up result, instance; fd: the identification map
- *   broker -> monitor  CREATE   a sandbox to build       -> BUILT (6 fds) or FAILED
+ *   broker -> monitor  CREATE   a sandbox to build; fd: the client's connection
+ *                                                        -> BUILT (6 fds) or FAILED
  *   broker -> monitor  DESTROY  a sandbox's name         -> DONE
  *   broker -> monitor  REAP     the live sandboxes       -> REAPED (what went)
- *   broker -> monitor  OWNER    a path (root callers)    -> OWNED or FAILED
+ *   broker -> monitor  OWNER    a path; fd: the client's connection (root only)
+ *                                                        -> OWNED or FAILED
  * Closing the socket asks the monitor to tear everything down and exit. */
 #ifndef CORRAL_MONITOR_WIRE_H
 #define CORRAL_MONITOR_WIRE_H
@@ -72,7 +74,8 @@ void monitor_wire_hello_encode(struct initproto_msg *m, const struct monitor_hel
 int monitor_wire_hello_decode(struct initproto_msg *m, struct monitor_hello *h);
 
 void monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create *r);
-/* Strings of OUT point into M: keep M until OUT is used. */
+/* Strings of OUT point into M: keep M until OUT is used. OUT->req.caller_fd
+ * is taken from M (the caller closes it). */
 int monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *out);
 
 /* BUILT carries B's descriptors (attached, not owned). */
@@ -82,11 +85,13 @@ void monitor_wire_built_encode(struct initproto_msg *m, const struct monitor_bui
 int monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b);
 
 /* A message of TYPE holding one text (FAILED, DESTROY, DONE with "" on
- * success, OWNER) or a list of texts (REAP, REAPED after a count). */
+ * success, OWNER: then FD is attached, else -1) or a list of texts (REAP,
+ * REAPED after a count). */
 void monitor_wire_text_encode(struct initproto_msg *m, enum monitor_wire_type type,
-    const char *text);
+    const char *text, int fd);
+/* *FD (may be NULL when none is expected) takes the attached descriptor. */
 int monitor_wire_text_decode(struct initproto_msg *m, enum monitor_wire_type type,
-    const char **text);
+    const char **text, int *fd);
 void monitor_wire_list_encode(struct initproto_msg *m, enum monitor_wire_type type,
     uint32_t count, const char *const *texts, size_t n);
 /* Calls EACH for every text (at most MAX); -1 when malformed or too many. */

@@ -36,8 +36,11 @@ struct monitor_config {
 	size_t ncredentials;
 };
 
-/* A sandbox to build; the broker validated it (names, roots, run_as). */
+/* A sandbox to build; the broker validated it (names, roots, run_as). The
+ * monitor takes the caller's identity from CALLER_FD (the client's own
+ * connection, handed over), never from the broker's word. */
 struct monitor_create {
+	int caller_fd;                  /* the client's socket (not owned) */
 	const char *name;
 	uid_t uid;                      /* run_as, never 0 */
 	gid_t gid;

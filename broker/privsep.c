@@ -29,6 +29,7 @@
 
 #include "broker/credcopy.h"
 #include "broker/privsep.h"
+#include "broker/sandbox.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 
@@ -99,25 +100,76 @@ privsep_send(int fd, struct initproto_msg *m)
 	/* A lost answer leaves the broker waiting: it times out and says so. */
 	if (initproto_send(fd, m) == -1)
 		log_error("monitor: cannot answer the broker: %s", strerror(errno));
+	/* Attached descriptors are the sender's, not the message's. */
+	m->n_fds = 0;
 	initproto_msg_clear(m);
 }
 
 static void
 privsep_send_text(struct privsep_monitor *pm, enum monitor_wire_type type, const char *text)
 {
-	monitor_wire_text_encode(pm->out, type, text);
+	monitor_wire_text_encode(pm->out, type, text, -1);
 	privsep_send(pm->fd, pm->out);
+}
+
+/* Who is on the client connection FD, as the kernel says. */
+static int
+privsep_peer(int fd, struct sandbox_caller *who)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred), glen = sizeof(who->groups);
+
+	memset(who, 0, sizeof(*who));
+	if (fd == -1 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, who->groups, &glen) == -1)
+		return -1;
+	who->uid = cred.uid;
+	who->gid = cred.gid;
+	who->pid = cred.pid;
+	who->ngroups = glen / sizeof(who->groups[0]);
+	return 0;
+}
+
+/* The caller's identity from its own connection, and run_as held to the
+ * rules again (DESIGN section 2): a subverted broker cannot pick another
+ * user's rights or groups. NULL, or why the request is refused. */
+static const char *
+privsep_identify(struct monitor_wire_create *w, struct sandbox_caller *who)
+{
+	struct monitor_create *r = &w->req;
+	const struct passwd *pw;
+
+	if (privsep_peer(r->caller_fd, who) == -1)
+		return "refused: the caller's connection is not a socket it can read";
+	r->caller_uid = who->uid;
+	r->caller_gid = who->gid;
+	r->caller_groups = who->groups;
+	r->n_caller_groups = who->ngroups;
+	if (who->uid != 0 && r->uid != who->uid)
+		return "refused: a caller other than root runs its sandbox as itself";
+	pw = getpwuid(r->uid);
+	if (pw != NULL ? r->gid != pw->pw_gid : who->uid != 0 && r->gid != who->gid)
+		return "refused: run_as's group is its primary group only";
+	return NULL;
 }
 
 static void
 privsep_on_create(struct privsep_monitor *pm)
 {
 	struct monitor_wire_create *req = xmalloc(sizeof(*req));
+	struct sandbox_caller who;
 	struct monitor_built b;
+	const char *refusal = NULL;
 	char *err = NULL;
 
 	if (monitor_wire_create_decode(pm->in, req) == -1) {
 		privsep_send_text(pm, MONITOR_FAILED, "refused: a malformed create request");
+		free(req);
+		return;
+	}
+	refusal = privsep_identify(req, &who);
+	if (refusal != NULL) {
+		privsep_send_text(pm, MONITOR_FAILED, refusal);
 	} else if (pm->m == NULL) {
 		privsep_send_text(pm, MONITOR_FAILED, "sandboxes cannot be built here");
 	} else if (monitor_create(pm->m, &req->req, &b, &err) == -1) {
@@ -129,6 +181,7 @@ privsep_on_create(struct privsep_monitor *pm)
 		monitor_built_close(&b);
 		credcopy_result_free(b.creds);
 	}
+	close(req->req.caller_fd);
 	free(err);
 	free(req);
 }
@@ -139,7 +192,7 @@ privsep_on_destroy(struct privsep_monitor *pm)
 	const char *name;
 	char *err = NULL;
 
-	if (monitor_wire_text_decode(pm->in, MONITOR_DESTROY, &name) == -1)
+	if (monitor_wire_text_decode(pm->in, MONITOR_DESTROY, &name, NULL) == -1)
 		privsep_send_text(pm, MONITOR_DONE, "refused: a malformed destroy request");
 	else if (pm->m != NULL && monitor_destroy(pm->m, name, &err) == -1)
 		privsep_send_text(pm, MONITOR_DONE, err != NULL ? err : "teardown failed");
@@ -200,14 +253,23 @@ privsep_on_owner(struct privsep_monitor *pm)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	struct sandbox_caller who;
 	const char *path;
 	struct stat st;
-	int fd = -1;
+	int fd = -1, conn = -1;
 
-	if (monitor_wire_text_decode(pm->in, MONITOR_OWNER, &path) == -1 || path[0] != '/') {
+	if (monitor_wire_text_decode(pm->in, MONITOR_OWNER, &path, &conn) == -1 ||
+	    path[0] != '/') {
 		privsep_send_text(pm, MONITOR_FAILED, "refused: a malformed owner request");
 		return;
 	}
+	/* Root's question only: the kernel says who is on that connection. */
+	if (privsep_peer(conn, &who) == -1 || who.uid != 0) {
+		close(conn);
+		privsep_send_text(pm, MONITOR_FAILED, "refused: only root's requests may ask");
+		return;
+	}
+	close(conn);
 	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 	if (fd == -1 || fstat(fd, &st) == -1) {
 		privsep_send_text(pm, MONITOR_FAILED, strerror(errno));
@@ -448,12 +510,21 @@ privsep_wait(struct privsep *ps, char **err)
 static int
 privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char **err)
 {
+	int rc = -1;
+
 	if (ps == NULL || ps->fd == -1 || ps->gone)
-		return privsep_fail(err, "the monitor is gone");
-	if (ps->msg->overflow)
-		return privsep_fail(err, "the request is too large");
-	if (initproto_send(ps->fd, ps->msg) == -1)
-		return privsep_fail(err, "cannot reach the monitor: %s", strerror(errno));
+		privsep_fail(err, "the monitor is gone");
+	else if (ps->msg->overflow)
+		privsep_fail(err, "the request is too large");
+	else if ((rc = initproto_send(ps->fd, ps->msg)) == -1)
+		privsep_fail(err, "cannot reach the monitor: %s", strerror(errno));
+	if (ps != NULL) {
+		/* Attached descriptors are the caller's, not the message's. */
+		ps->msg->n_fds = 0;
+		initproto_msg_clear(ps->msg);
+	}
+	if (rc == -1)
+		return -1;
 	privsep_enqueue(ps, done, arg);
 	return 0;
 }
@@ -508,7 +579,7 @@ privsep_failed(struct privsep *ps, char **err)
 {
 	const char *text;
 
-	if (monitor_wire_text_decode(ps->msg, MONITOR_FAILED, &text) == -1)
+	if (monitor_wire_text_decode(ps->msg, MONITOR_FAILED, &text, NULL) == -1)
 		return privsep_fail(err, "the monitor answered with something else");
 	return privsep_fail(err, "%s", text);
 }
@@ -523,7 +594,7 @@ privsep_built(struct privsep *ps, struct initproto_msg *msg, struct monitor_buil
 	if (msg == NULL)
 		return privsep_fail(err, "the monitor is gone");
 	if (msg->type != MONITOR_BUILT)
-		return monitor_wire_text_decode(msg, MONITOR_FAILED, &text) == -1 ?
+		return monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == -1 ?
 		    privsep_fail(err, "the monitor answered with something else") :
 		    privsep_fail(err, "%s", text);
 	if (monitor_wire_built_decode(msg, out) == -1)
@@ -579,10 +650,8 @@ privsep_create_async(struct privsep *ps, const struct monitor_create *req,
 	monitor_wire_create_encode(ps->msg, req);
 	if (privsep_send_queued(ps, privsep_on_created, c, err) == -1) {
 		free(c);
-		initproto_msg_clear(ps->msg);
 		return -1;
 	}
-	initproto_msg_clear(ps->msg);
 	return 0;
 }
 
@@ -592,10 +661,10 @@ privsep_destroy(struct privsep *ps, const char *name, char **err)
 	const char *text;
 	int rc = -1;
 
-	monitor_wire_text_encode(ps->msg, MONITOR_DESTROY, name);
+	monitor_wire_text_encode(ps->msg, MONITOR_DESTROY, name, -1);
 	if (privsep_call(ps, err) == -1)
 		return -1;
-	if (monitor_wire_text_decode(ps->msg, MONITOR_DONE, &text) == -1)
+	if (monitor_wire_text_decode(ps->msg, MONITOR_DONE, &text, NULL) == -1)
 		privsep_fail(err, "the monitor's answer is malformed");
 	else if (text[0] != '\0')
 		privsep_fail(err, "%s", text);
@@ -641,11 +710,12 @@ privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 }
 
 int
-privsep_owner(struct privsep *ps, const char *path, uid_t *uid, gid_t *gid, char **err)
+privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, gid_t *gid,
+    char **err)
 {
 	int rc;
 
-	monitor_wire_text_encode(ps->msg, MONITOR_OWNER, path);
+	monitor_wire_text_encode(ps->msg, MONITOR_OWNER, path, caller_fd);
 	if (privsep_call(ps, err) == -1)
 		return -1;
 	if (ps->msg->type != MONITOR_OWNED)

@@ -74,8 +74,10 @@ int privsep_destroy(struct privsep *ps, const char *name, char **err);
 size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
     void (*removed)(const char *what, void *arg), void *arg);
 /* The owner of PATH, opened by root without following links (run_as of
- * a root caller's sandbox). */
-int privsep_owner(struct privsep *ps, const char *path, uid_t *uid, gid_t *gid, char **err);
+ * a root caller's sandbox): answered only when CALLER_FD, the client's
+ * connection, is root's. */
+int privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, gid_t *gid,
+    char **err);
 
 /* Closes the link (requests still waiting hear that the monitor is gone)
  * and waits (bounded) for the monitor to finish its teardown. Accepts NULL. */

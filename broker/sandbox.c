@@ -213,7 +213,7 @@ sandbox_plan_run_as_root(struct daemon *d, struct sandbox_plan *p, char **err)
 		if (p->roots[i].read_only)
 			continue;
 		/* The broker cannot look into root's folders: the monitor can. */
-		if (!d->sandboxes_ok || privsep_owner(d->privsep, p->roots[i].path, &owner,
+		if (!d->sandboxes_ok || privsep_owner(d->privsep, p->caller->fd, p->roots[i].path, &owner,
 		    &group, &why) == -1) {
 			sandbox_refuse(err, "root %s: %s", p->roots[i].path,
 			    d->sandboxes_ok ? why : d->monitor_why);
@@ -248,8 +248,10 @@ sandbox_plan_run_as(struct daemon *d, struct sandbox_plan *p, char **err)
 			    p->req->run_as);
 			return -1;
 		}
+		/* Its primary group, not whatever group it runs under now. */
+		pw = getpwuid(p->caller->uid);
 		p->uid = p->caller->uid;
-		p->gid = p->caller->gid;
+		p->gid = pw != NULL ? pw->pw_gid : p->caller->gid;
 	}
 	if (p->uid == 0 || p->gid == 0) {
 		sandbox_refuse(err, "a sandbox never runs as root (uid or gid 0)");
@@ -585,6 +587,7 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	const Corral__SandboxCreate *req = p->req;
 
 	memset(mc, 0, sizeof(*mc));
+	mc->caller_fd = p->caller->fd;
 	mc->name = p->name;
 	mc->uid = p->uid;
 	mc->gid = p->gid;

@@ -31,6 +31,7 @@ struct sandbox_caller {
 	pid_t pid;
 	gid_t groups[64];
 	size_t ngroups;
+	int fd;                         /* its connection, while the request is handled */
 };
 
 struct sandbox {

@@ -74,13 +74,18 @@ static const struct spawn_root test_roots[] = { { "/srv/work", false }, { "/srv/
 static struct monitor_create
 sample_create(void)
 {
+	static int conn = -1;
 	struct monitor_create r = {
-		.name = "demo", .uid = 1000, .gid = 1000, .caller_uid = 1000, .caller_gid = 1000,
+		.caller_fd = -1, .name = "demo", .uid = 1000, .gid = 1000, .caller_uid = 1000, .caller_gid = 1000,
 		.caller_groups = test_groups, .n_caller_groups = 2, .roots = test_roots,
 		.n_roots = 2, .workdir = "/srv/work", .slot = 7, .pids = 512,
 		.memory_bytes = 5ull << 32, .cpu_milli = 1500, .hard_requirement = true,
 	};
 
+	/* Stands for the client's connection: any descriptor travels. */
+	if (conn == -1)
+		conn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	r.caller_fd = conn;
 	return r;
 }
 
@@ -94,6 +99,8 @@ test_create_round_trips_every_field(void **state)
 	monitor_wire_create_encode(p->out, &r);
 	carry(p);
 	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
+	assert_true(got->req.caller_fd >= 0);
+	close(got->req.caller_fd);
 	assert_string_equal(got->req.name, "demo");
 	assert_int_equal(got->req.n_caller_groups, 2);
 	assert_int_equal(got->req.caller_groups[1], 27);
@@ -326,9 +333,9 @@ test_text_of_another_type_is_refused(void **state)
 	struct pair *p = *state;
 	const char *text;
 
-	monitor_wire_text_encode(p->out, MONITOR_DESTROY, "demo");
+	monitor_wire_text_encode(p->out, MONITOR_DESTROY, "demo", -1);
 	carry(p);
-	assert_int_equal(monitor_wire_text_decode(p->in, MONITOR_OWNER, &text), -1);
+	assert_int_equal(monitor_wire_text_decode(p->in, MONITOR_OWNER, &text, NULL), -1);
 }
 
 static void
