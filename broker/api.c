@@ -476,7 +476,8 @@ int
 api_listen(const char *path, gid_t group)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd;
+	mode_t old;
+	int fd, rc;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		log_error("control socket path too long: %s", path);
@@ -486,9 +487,13 @@ api_listen(const char *path, gid_t group)
 		return -1;
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    listen(fd, API_LISTEN_BACKLOG) == -1 || chmod(path, API_SOCKET_MODE) == -1 ||
-	    (group != (gid_t)-1 && chown(path, (uid_t)-1, group) == -1)) {
+	/* Made with its mode, and its group set without following a link:
+	 * nothing here acts on a path someone could swap. */
+	old = umask(0777 & ~API_SOCKET_MODE);
+	rc = fd == -1 ? -1 : bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc == -1 || listen(fd, API_LISTEN_BACKLOG) == -1 ||
+	    (group != (gid_t)-1 && lchown(path, (uid_t)-1, group) == -1)) {
 		log_error("cannot listen on %s: %s", path, strerror(errno));
 		if (fd != -1)
 			close(fd);

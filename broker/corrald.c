@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@
 #include "egress-proxy/resolve.h"
 
 #define CORRALD_LEDGER_FILE "egress.jsonl"
+#define CORRALD_LOCK_WAIT_S 30        /* for an old monitor's teardown */
 
 static void
 corrald_usage(FILE *out)
@@ -157,27 +160,67 @@ corrald_init_path(void)
 }
 
 /* Gives PATH to the broker's user (corrald's own folders and files in
- * them: the broker writes the registry and the ledger). */
+ * them: the broker writes the registry and the ledger), mode MODE. A
+ * previous broker owned these folders: a link planted there is refused
+ * (no link followed, no file with another name), never given. */
 static void
-corrald_give(const char *path, uid_t uid, gid_t gid)
+corrald_give(const char *path, uid_t uid, gid_t gid, mode_t mode)
 {
 	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-	if (lstat(path, &st) == -1 || S_ISLNK(st.st_mode))
-		return;
-	if ((st.st_uid != uid || st.st_gid != gid) && lchown(path, uid, gid) == -1)
+	if (fd == -1) {
+		if (errno == ENOENT)
+			return;
+		fatal("cannot open %s to give it to the broker's user", path);
+	}
+	if (fstat(fd, &st) == -1 || (!S_ISDIR(st.st_mode) &&
+	    (!S_ISREG(st.st_mode) || st.st_nlink != 1)))
+		fatalx("%s is not a plain file or folder of corrald's; remove it", path);
+	if ((st.st_uid != uid || st.st_gid != gid) && fchown(fd, uid, gid) == -1)
 		fatal("cannot give %s to the broker's user", path);
+	if ((st.st_mode & 07777) != mode && fchmod(fd, mode) == -1)
+		fatal("cannot set the mode of %s", path);
+	close(fd);
 }
 
 static void
-corrald_give_all(const char *dir, const char *const *names, uid_t uid, gid_t gid)
+corrald_give_all(const char *dir, const char *const *names, uid_t uid, gid_t gid,
+    mode_t dir_mode)
 {
 	char path[4096];
 
-	corrald_give(dir, uid, gid);
+	corrald_give(dir, uid, gid, dir_mode);
 	for (; *names != NULL; names++)
 		if (snprintf(path, sizeof(path), "%s/%s", dir, *names) < (int)sizeof(path))
-			corrald_give(path, uid, gid);
+			corrald_give(path, uid, gid, 0600);
+}
+
+/* One daemon per state folder: the lock lives in root's <state>/sandboxes
+ * and is held by the monitor until its teardown is over, so a new start
+ * never races an old monitor removing the fence or the socket. The
+ * descriptor, for the monitor to keep. */
+static int
+corrald_lock(const char *state_dir)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sandboxes", state_dir);
+	if (mkdir(path, 0711) == -1 && errno != EEXIST)
+		fatal("cannot create %s", path);
+	snprintf(path, sizeof(path), "%s/sandboxes/.lock", state_dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
+		fatal("cannot open %s", path);
+	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) == -1; waited++) {
+		if (errno != EWOULDBLOCK || waited == CORRALD_LOCK_WAIT_S)
+			fatalx("another corrald uses the state folder %s (its monitor holds %s)",
+			    state_dir, path);
+		if (waited == 0)
+			log_info("waiting for the previous corrald's monitor to finish");
+		sleep(1);
+	}
+	return fd;
 }
 
 /* The state and log folders, made and given to the broker's user. */
@@ -188,12 +231,12 @@ corrald_folders(const struct config *cfg, uid_t uid, gid_t gid)
 	    NULL };
 	static const char *const logs[] = { CORRALD_LEDGER_FILE, NULL };
 
-	if (corrald_mkdirs(cfg->state_dir) == -1 || chmod(cfg->state_dir, 0711) == -1)
+	if (corrald_mkdirs(cfg->state_dir) == -1)
 		fatal("cannot create the state folder %s", cfg->state_dir);
 	if (corrald_mkdirs(cfg->log_dir) == -1)
 		fatal("cannot create the log folder %s", cfg->log_dir);
-	corrald_give_all(cfg->state_dir, state, uid, gid);
-	corrald_give_all(cfg->log_dir, logs, uid, gid);
+	corrald_give_all(cfg->state_dir, state, uid, gid, 0711);
+	corrald_give_all(cfg->log_dir, logs, uid, gid, 0750);
 }
 
 /* Root's part of the start: the folders, the sockets that need binding,
@@ -226,13 +269,17 @@ corrald_split(struct daemon *d)
 	if (privsep_user(d->cfg->user, &uid, &gid, &err) == -1)
 		fatalx("%s", err);
 	corrald_folders(d->cfg, uid, gid);
+	setup.lock_fd = corrald_lock(d->cfg->state_dir);
 	if (daemon_bind(d, gid) == -1)
 		exit(1);
 	memcpy(&setup.monitor.pool, d->cfg->pool.addr, 4);
 	if ((ps = privsep_start(&setup, &err)) == NULL)
 		fatalx("%s", err);
+	close(setup.lock_fd);           /* the monitor holds it */
 	if (privsep_drop(d->cfg->user, &err) == -1)
 		fatalx("%s", err);
+	/* The registry and the ledger are the broker's alone. */
+	umask(077);
 	log_info("broker running as %s; monitor pid %d", d->cfg->user, (int)privsep_pid(ps));
 	daemon_monitor_started(d, ps);
 }

@@ -143,11 +143,14 @@ daemon_host_bind_dns(struct daemon *d)
 	return 0;
 }
 
-/* Creates the folder that holds PATH when missing (/run/corral). */
+/* Creates the folder that holds PATH when missing (/run/corral). When
+ * corrald is root, it must be root's and writable by root alone: the
+ * socket is made there as root. */
 static int
 daemon_socket_dir(const char *path)
 {
 	char dir[4096];
+	struct stat st;
 	char *slash;
 
 	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
@@ -155,7 +158,17 @@ daemon_socket_dir(const char *path)
 	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
 		return 0;
 	*slash = '\0';
-	return mkdir(dir, 0755) == -1 && errno != EEXIST ? -1 : 0;
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+		return -1;
+	if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
+		return -1;
+	if (geteuid() == 0 && (st.st_uid != 0 || (st.st_mode & 022) != 0)) {
+		log_error("the control socket's folder %s must be root's and writable by root "
+		    "alone", dir);
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -387,6 +400,7 @@ daemon_reap(struct daemon *d, daemon_reap_fn row, void *row_arg, daemon_reap_fn 
 void
 daemon_shutdown(struct daemon *d)
 {
+	d->closing = true;
 	api_free(d->api);
 	d->api = NULL;
 	while (d->sandboxes != NULL)

@@ -43,6 +43,7 @@ struct daemon {
 	struct registry *registry;
 	struct privsep *privsep;        /* the monitor, or NULL (not started as root) */
 	bool sandboxes_ok;              /* else monitor_why says why not */
+	bool closing;                   /* shutting down: late builds are not adopted */
 	char *monitor_why;
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */

@@ -255,6 +255,8 @@ monitor_slot_addresses(const struct monitor *m, unsigned slot, struct in_addr *g
 	return 0;
 }
 
+static void monitor_remove_home(struct monitor *m, const char *name);
+
 /* Makes folder NAME in DIRFD (MODE) and opens it, never through a link. */
 static int
 monitor_mkdir_open(int dirfd, const char *name, mode_t mode)
@@ -284,6 +286,9 @@ monitor_make_home(struct monitor *m, const struct monitor_create *req, char *hom
 		monitor_fail(err, "the state folder's path is too long");
 		return -1;
 	}
+	/* Whatever an earlier sandbox of that name left goes first: a home
+	 * is never handed on. */
+	monitor_remove_home(m, req->name);
 	if ((dir = monitor_mkdir_open(m->sandboxes_fd, req->name, MONITOR_DIR_MODE)) == -1 ||
 	    (*home_fd = monitor_mkdir_open(dir, "home", MONITOR_HOME_MODE)) == -1 ||
 	    fchown(*home_fd, req->uid, req->gid) == -1) {
@@ -633,6 +638,8 @@ monitor_check(struct monitor *m, const struct monitor_create *req, struct monito
 		why = "a sandbox of that name already exists";
 	else if (monitor_slot_addresses(m, req->slot, &out->gateway, &out->address) == -1)
 		why = "its address slot lies outside the sandbox pool";
+	else if (req->grant_home != NULL && req->grant_home[0] != '/')
+		why = "the home grants are copied from is not an absolute path";
 	if (why == NULL)
 		return 0;
 	monitor_fail(err, "refused: %s", why);

@@ -37,6 +37,7 @@
 #define PRIVSEP_STOP_POLL_MS 5
 #define PRIVSEP_KEPT_CAP CAP_SYS_PTRACE /* /proc/PID/exe and ns of other users' processes */
 #define PRIVSEP_CAP_NUMBERS_MAX 64
+#define PRIVSEP_REAP_LIVE_MAX 1024     /* names in one REAP: 64 bytes each fit a message */
 
 /* A request sent, waiting for its answer: the monitor answers in order. */
 struct privsep_pending {
@@ -343,6 +344,25 @@ privsep_monitor_hello(struct privsep_monitor *pm)
 	privsep_send(pm->fd, pm->out);
 }
 
+/* Closes every descriptor above 2 but A and B. */
+static void
+privsep_close_except(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a, from = 3;
+
+	if (lo >= from) {
+		if (lo > from)
+			syscall(SYS_close_range, from, lo - 1, 0);
+		from = lo + 1;
+	}
+	if (hi >= from && hi != lo) {
+		if (hi > from)
+			syscall(SYS_close_range, from, hi - 1, 0);
+		from = hi + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0);
+}
+
 /* The monitor: closes what the broker will own, ignores the signals meant
  * for the broker (it ends when the broker does), sets up, serves. */
 static void __attribute__((noreturn))
@@ -352,9 +372,7 @@ privsep_monitor_main(int fd, const struct privsep_setup *setup)
 	struct privsep_monitor pm = { .fd = fd, .setup = setup };
 	int rc;
 
-	if (fd > 3)
-		syscall(SYS_close_range, 3, fd - 1, 0);
-	syscall(SYS_close_range, fd + 1, ~0U, 0);
+	privsep_close_except(fd, setup->lock_fd);
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		signal(ignored[i], SIG_IGN);
 	prctl(PR_SET_NAME, "corrald-monitor", 0, 0, 0);
@@ -492,9 +510,13 @@ privsep_wait(struct privsep *ps, char **err)
 		do {
 			rc = poll(&p, 1, PRIVSEP_REPLY_TIMEOUT_MS);
 		} while (rc == -1 && errno == EINTR);
-		if (rc == 0)
+		if (rc == 0) {
+			/* Its answer may still come and would be taken for the
+			 * next one's: a link out of step is a link lost. */
+			privsep_lose(ps);
 			return privsep_fail(err, "the monitor did not answer within %d ms",
 			    PRIVSEP_REPLY_TIMEOUT_MS);
+		}
 		if (rc == -1 || (rc = privsep_read(ps, err)) == -1) {
 			privsep_lose(ps);
 			return -1;
@@ -696,8 +718,10 @@ privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 	uint32_t count = 0;
 	char *err = NULL;
 
-	if (nlive > MONITOR_WIRE_LIVE_MAX)
-		nlive = MONITOR_WIRE_LIVE_MAX;
+	/* Every sandbox the monitor built is live to it already; the list
+	 * only adds names it does not know, up to what one message holds. */
+	if (nlive > PRIVSEP_REAP_LIVE_MAX)
+		nlive = PRIVSEP_REAP_LIVE_MAX;
 	monitor_wire_list_encode(ps->msg, MONITOR_REAP, 0, live, nlive);
 	if (privsep_call(ps, &err) == -1 || monitor_wire_list_decode(ps->msg, MONITOR_REAPED,
 	    MONITOR_WIRE_REAPED_MAX, &count, privsep_report_one, &r) == -1) {

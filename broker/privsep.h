@@ -40,6 +40,7 @@ struct privsep_setup {
 	struct monitor_config monitor;  /* its sandboxes' set-up */
 	const char *host_cgroup;        /* host_proxy.cgroup to watch, or NULL */
 	const char *socket_path;        /* the control socket, removed at the end */
+	int lock_fd;                    /* the state folder's lock, kept by the monitor */
 };
 
 /* Forks the monitor (root) and waits for its HELLO. NULL with a reason

@@ -676,6 +676,13 @@ sandbox_on_built(struct monitor_built *b, const char *why, void *arg)
 	char *err = NULL;
 
 	sandbox_creating_unlink(c);
+	if (b != NULL && d->closing) {
+		/* The monitor tears it down with everything else as it exits. */
+		monitor_built_close(b);
+		credcopy_result_free(b->creds);
+		b = NULL;
+		why = "corrald is stopping";
+	}
 	if (b == NULL) {
 		sandbox_creating_end(c, NULL, WIRE_ERR_UNAVAILABLE, why);
 		return;

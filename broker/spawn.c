@@ -580,8 +580,9 @@ spawn_free(struct spawn *sp)
 	spawn_close_trees(sp);
 	if (sp->chan != -1)
 		close(sp->chan);
-	/* Never ready: nobody else knows of this corral-init. */
-	if (!sp->ready && sp->pid > 0) {
+	/* Ours to end and to reap, ready or not: a sandbox torn down leaves
+	 * no zombie behind (its pid would stay charged to its cgroup). */
+	if (sp->pid > 0) {
 		if (sp->pidfd != -1)
 			syscall(SYS_pidfd_send_signal, sp->pidfd, SIGKILL, NULL, 0);
 		else

@@ -75,9 +75,8 @@ int spawn_landlock_abi(const struct spawn *sp);
 bool spawn_seccomp(const struct spawn *sp);
 /* Hands the exec channel over (to exec_channel_new); -1 before ready. */
 int spawn_take_channel(struct spawn *sp);
-/* Closes what SP still owns. A corral-init that never became ready is
- * killed and reaped here; a ready one ends when its channel closes, and
- * the caller reaps it (spawn_pid). Accepts NULL. */
+/* Closes what SP still owns, and kills and reaps its corral-init (ready or
+ * not: call it when the sandbox goes). Accepts NULL. */
 void spawn_free(struct spawn *sp);
 
 #endif

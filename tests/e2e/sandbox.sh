@@ -153,6 +153,19 @@ check_eq "a second daemon (another state folder) leaves the first's sandbox runn
 	"hello from the workspace" "$out"
 tb_stop second
 
+# The same state folder: one daemon at a time (the monitor holds its lock).
+sed -e "s|$TB_DIR/corrald.sock|$TB_DIR/third.sock|" \
+	-e "s|listen: 127.0.0.1:.*|listen: 127.0.0.1:$(tb_free_port)|" \
+	"$TB_DIR/corrald.yaml" >"$TB_DIR/third.yaml"
+out=$(tb_exec_host env CORRAL_INIT="$top_builddir/corral-init" timeout 3 \
+	nsenter --mount="/proc/$$/ns/mnt" "$top_builddir/corrald" --foreground \
+	--config "$TB_DIR/third.yaml" 2>&1)
+check_contains "a daemon on a state folder in use waits for its lock" "$out" \
+	"waiting for the previous corrald's monitor to finish"
+[ ! -e "$TB_DIR/third.sock" ]; tap_result $? "and serves nothing meanwhile"
+out=$(corral exec t1 -- cat hello.txt)
+check_eq "while the first daemon goes on" "hello from the workspace" "$out"
+
 # The cap.
 corral sandbox delete --all >/dev/null
 tb_stop corrald
