@@ -8,7 +8,6 @@
 #include <linux/capability.h>
 #include <poll.h>
 #include <pwd.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,13 +20,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/bpf.h>
 #include <linux/openat2.h>
 #include <sched.h>
 
 #include <event2/event.h>
 
 #include "broker/credcopy.h"
+#include "broker/broker-seccomp.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
 #include "common/log.h"
@@ -880,62 +879,6 @@ privsep_verify(uid_t uid, gid_t gid)
 	return 0;
 }
 
-/* LeakSanitizer stops the world with ptrace at exit: a sanitizer build
- * keeps ptrace (it is a test build, never shipped). */
-#if defined(__SANITIZE_ADDRESS__)
-#define PRIVSEP_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PRIVSEP_SANITIZED 1
-#endif
-#endif
-#ifndef PRIVSEP_SANITIZED
-#define PRIVSEP_SANITIZED 0
-#endif
-
-/* System calls a broker never makes: refused (EPERM), so that a parser
- * bug cannot turn CAP_SYS_PTRACE into attaching to root's processes, or
- * reach the kernel's rarer surfaces. */
-static const int privsep_refused[] = {
-	SCMP_SYS(ptrace), SCMP_SYS(process_vm_readv), SCMP_SYS(process_vm_writev),
-	SCMP_SYS(pidfd_getfd), SCMP_SYS(kcmp), SCMP_SYS(kexec_load), SCMP_SYS(kexec_file_load),
-	SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(delete_module),
-	SCMP_SYS(mount), SCMP_SYS(umount2), SCMP_SYS(pivot_root), SCMP_SYS(chroot),
-	SCMP_SYS(swapon), SCMP_SYS(swapoff), SCMP_SYS(reboot), SCMP_SYS(setns),
-	SCMP_SYS(unshare), SCMP_SYS(open_by_handle_at), SCMP_SYS(keyctl), SCMP_SYS(add_key),
-	SCMP_SYS(request_key), SCMP_SYS(userfaultfd), SCMP_SYS(perf_event_open),
-	SCMP_SYS(acct), SCMP_SYS(settimeofday), SCMP_SYS(clock_settime), SCMP_SYS(adjtimex),
-	SCMP_SYS(clock_adjtime), SCMP_SYS(quotactl), SCMP_SYS(fsopen), SCMP_SYS(fsmount),
-	SCMP_SYS(fsconfig), SCMP_SYS(move_mount), SCMP_SYS(open_tree), SCMP_SYS(mount_setattr),
-	SCMP_SYS(personality), SCMP_SYS(execve), SCMP_SYS(execveat), SCMP_SYS(uselib),
-};
-
-static int
-privsep_seccomp(void)
-{
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-	int rc = ctx == NULL ? -1 : 0;
-
-	for (size_t i = 0; rc == 0 && i < sizeof(privsep_refused) / sizeof(privsep_refused[0]); i++)
-		if (!PRIVSEP_SANITIZED || privsep_refused[i] != SCMP_SYS(ptrace))
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), privsep_refused[i], 0);
-	/* bpf(): reading the identification map, nothing else. */
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bpf), 1,
-		    SCMP_A0(SCMP_CMP_NE, BPF_MAP_LOOKUP_ELEM));
-	/* New namespaces through clone(); clone3 says "not here" and libc
-	 * falls back to clone. */
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-		    SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	if (rc == 0)
-		rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return rc == 0 ? 0 : -1;
-}
-
 int
 privsep_drop(const char *user, char **err)
 {
@@ -953,7 +896,7 @@ privsep_drop(const char *user, char **err)
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 || privsep_verify(uid, gid) == -1)
 		return privsep_fail(err, "cannot drop privileges to %s: %s", user, strerror(errno));
-	if (privsep_seccomp() == -1)
+	if (broker_seccomp_install() == -1)
 		return privsep_fail(err, "cannot install the broker's seccomp filter");
 	return 0;
 }

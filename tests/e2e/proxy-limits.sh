@@ -64,7 +64,7 @@ check_eq "once they close, a new tunnel works" 200 "$code"
 # its descriptor limit: 150 connections that never send a byte.
 port=$(tb_free_port)
 sed -e "s|max_tunnels_per_sandbox: 20|max_tunnels_per_sandbox: 500|" \
-    -e "s|corrald.sock|corrald2.sock|" -e "s|/log$|/log2|" \
+    -e "s|corrald.sock|corrald2.sock|" -e "s|/log$|/log2|" -e "s|/state$|/state2|" \
     -e "s|listen: 127.0.0.1:.*|listen: 127.0.0.1:$port|" "$TB_DIR/corrald.yaml" >"$TB_DIR/corrald2.yaml"
 chmod 0644 "$TB_DIR/corrald2.yaml"
 tb_spawn_host corrald2 sh -c "ulimit -n 96 && exec '$top_builddir/corrald' --foreground --config '$TB_DIR/corrald2.yaml'"

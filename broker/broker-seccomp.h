@@ -1,0 +1,10 @@
+/* The broker's seccomp filter (DESIGN section 1): an allow-list of the
+ * system calls the broker makes, with their arguments narrowed where that
+ * matters; everything else fails. */
+#ifndef CORRAL_BROKER_SECCOMP_H
+#define CORRAL_BROKER_SECCOMP_H
+
+/* Installs it on the calling process (after no_new_privs); 0 or -1. */
+int broker_seccomp_install(void);
+
+#endif
