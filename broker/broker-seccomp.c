@@ -135,6 +135,12 @@ broker_seccomp_deny_list(scmp_filter_ctx ctx)
 	return 0;
 }
 
+bool
+broker_seccomp_is_allow_list(void)
+{
+	return !BROKER_SECCOMP_SANITIZED;
+}
+
 int
 broker_seccomp_install(void)
 {
