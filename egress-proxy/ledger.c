@@ -76,31 +76,39 @@ struct ledger_line {
 	bool failed;
 };
 
-static const char *const ledger_event_names[] = {
-	[LEDGER_EVENT_CONNECT] = "connect",
-	[LEDGER_EVENT_CLOSE] = "close",
-	[LEDGER_EVENT_DNS] = "dns",
-	[LEDGER_EVENT_BYPASS] = "bypass",
+/* An enumerated value's name as the line has it: quoted, with its length. */
+struct ledger_name {
+	const char *json;               /* NULL: written as null */
+	size_t len;
 };
 
-static const char *const ledger_mode_names[] = {
-	[LEDGER_MODE_NONE] = NULL,
-	[LEDGER_MODE_CONNECT] = "connect",
-	[LEDGER_MODE_FORWARD] = "forward",
-	[LEDGER_MODE_SNI] = "sni",
-	[LEDGER_MODE_HTTP] = "http",
-	[LEDGER_MODE_TCP] = "tcp",
-	[LEDGER_MODE_DNS] = "dns",
+#define LEDGER_NAME(s) { "\"" s "\"", sizeof("\"" s "\"") - 1 }
+
+static const struct ledger_name ledger_event_names[] = {
+	[LEDGER_EVENT_CONNECT] = LEDGER_NAME("connect"),
+	[LEDGER_EVENT_CLOSE] = LEDGER_NAME("close"),
+	[LEDGER_EVENT_DNS] = LEDGER_NAME("dns"),
+	[LEDGER_EVENT_BYPASS] = LEDGER_NAME("bypass"),
 };
 
-static const char *const ledger_decision_names[] = {
-	[LEDGER_DECISION_NONE] = NULL,
-	[LEDGER_DECISION_ALLOW] = "allow",
-	[LEDGER_DECISION_DENY] = "deny",
+static const struct ledger_name ledger_mode_names[] = {
+	[LEDGER_MODE_NONE] = { NULL, 0 },
+	[LEDGER_MODE_CONNECT] = LEDGER_NAME("connect"),
+	[LEDGER_MODE_FORWARD] = LEDGER_NAME("forward"),
+	[LEDGER_MODE_SNI] = LEDGER_NAME("sni"),
+	[LEDGER_MODE_HTTP] = LEDGER_NAME("http"),
+	[LEDGER_MODE_TCP] = LEDGER_NAME("tcp"),
+	[LEDGER_MODE_DNS] = LEDGER_NAME("dns"),
+};
+
+static const struct ledger_name ledger_decision_names[] = {
+	[LEDGER_DECISION_NONE] = { NULL, 0 },
+	[LEDGER_DECISION_ALLOW] = LEDGER_NAME("allow"),
+	[LEDGER_DECISION_DENY] = LEDGER_NAME("deny"),
 };
 
 #define LEDGER_NAME_OF(table, v) \
-	((size_t)(v) < sizeof(table) / sizeof((table)[0]) ? (table)[(v)] : NULL)
+	((size_t)(v) < sizeof(table) / sizeof((table)[0]) ? &(table)[(v)] : NULL)
 
 void
 ledger_record_init(struct ledger_record *rec, enum ledger_event event)
@@ -157,21 +165,28 @@ ledger_line_int(struct ledger_line *ln, int64_t v)
 	ledger_line_uint(ln, (uint64_t)v);
 }
 
+/* The bytes that stop the scan for plain strings: the NUL, and every byte
+ * a JSON string cannot hold as it is (controls, quote, backslash) or that
+ * a cut could split (non-ASCII). */
+static const bool ledger_scan_stop[256] = {
+	[0x00 ... 0x1f] = true, ['"'] = true, ['\\'] = true, [0x80 ... 0xff] = true,
+};
+
 /* The length of S, counted up to CAP + 1 bytes, and in *PLAIN whether
  * those bytes go into a JSON string unchanged (almost every string does):
- * one pass instead of strnlen() and a check. */
+ * one pass, one table look-up per byte. */
 static size_t
 ledger_scan(const char *s, size_t cap, bool *plain)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	unsigned int special = 0;
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; i <= cap && u[i] != '\0'; i++)
-		special |= (unsigned int)(u[i] < 0x20) | (u[i] >= 0x80) | (u[i] == '"') |
-		    (u[i] == '\\');
-	*plain = special == 0;
-	return i;
+	while (i <= cap && !ledger_scan_stop[u[i]])
+		i++;
+	*plain = i > cap || u[i] == '\0';
+	if (*plain)
+		return i;
+	return i + strnlen(s + i, cap + 1 - i);
 }
 
 /* Where to cut S, of at least MAX bytes, to at most MAX bytes without
@@ -214,12 +229,21 @@ ledger_escape_cut(const char *s, size_t len, char *out, size_t cap)
 	return n < 0 ? 0 : (size_t)n;
 }
 
+/* Writes the LEN bytes at S that need escaping, cut to CAP escaped bytes.
+ * Apart, so that the common case does not set up its buffer. */
+static __attribute__((noinline)) void
+ledger_line_escaped(struct ledger_line *ln, const char *s, size_t len, size_t cap)
+{
+	char escaped[LEDGER_FIELD_MAX_BYTES + 1];
+
+	ledger_line_raw(ln, escaped, ledger_escape_cut(s, len, escaped, cap));
+}
+
 /* Writes S as a JSON string (null for NULL) whose escaped body takes at
  * most CAP bytes: longer strings are cut. */
 static void
 ledger_line_string(struct ledger_line *ln, const char *s, size_t cap)
 {
-	char escaped[LEDGER_FIELD_MAX_BYTES + 1];
 	size_t len;
 	bool plain;
 
@@ -233,22 +257,21 @@ ledger_line_string(struct ledger_line *ln, const char *s, size_t cap)
 		/* The common case: nothing to escape, so no cut splits a character. */
 		ledger_line_raw(ln, s, len > cap ? cap : len);
 	} else {
-		ledger_line_raw(ln, escaped, ledger_escape_cut(s, len, escaped, cap));
+		ledger_line_escaped(ln, s, len, cap);
 	}
 	LEDGER_LINE_LIT(ln, "\"");
 }
 
-/* Writes the name of an enumerated value, or null. */
+/* Writes the name of an enumerated value, or null (NULL, or a value
+ * without a name). */
 static void
-ledger_line_name(struct ledger_line *ln, const char *name)
+ledger_line_name(struct ledger_line *ln, const struct ledger_name *name)
 {
-	if (name == NULL) {
+	if (name == NULL || name->json == NULL) {
 		LEDGER_LINE_LIT(ln, "null");
 		return;
 	}
-	LEDGER_LINE_LIT(ln, "\"");
-	ledger_line_raw(ln, name, strlen(name));
-	LEDGER_LINE_LIT(ln, "\"");
+	ledger_line_raw(ln, name->json, name->len);
 }
 
 /* The second a thread formatted last, in RFC 3339 up to its dot: records

@@ -57,6 +57,16 @@ struct proxy_tenant {
 	struct proxy_tenant *next;
 };
 
+/* Timeouts every session arms with the same duration are libevent common
+ * timeouts (a queue per duration instead of the loop's heap): the
+ * handshake, connect, silent-client and idle times. */
+#define PROXY_TIMEOUTS_MAX 4
+
+struct proxy_timeout {
+	uint64_t ms;
+	const struct timeval *tv;       /* libevent's token for MS; NULL: slot free */
+};
+
 struct proxy {
 	struct event_base *base;
 	struct resolver *resolver;
@@ -74,6 +84,7 @@ struct proxy {
 	struct proxy_tenant *tenants;
 	struct session *closing;                /* freed from the loop by REAPER */
 	struct event *reaper;
+	struct proxy_timeout timeouts[PROXY_TIMEOUTS_MAX];     /* made by session.c on first use */
 };
 
 /* session.c */

@@ -230,7 +230,7 @@ relay_idle_expired(struct relay *r)
 		return;
 	}
 	r->active = false;
-	event_add(r->idle, &r->idle_tv);
+	event_add(r->idle, r->idle_at);
 }
 
 static void
@@ -255,6 +255,7 @@ relay_init(struct relay *r, const struct relay_io *io, char *scratch,
 	r->arg = arg;
 	r->idle = io->idle;
 	r->idle_tv.tv_sec = idle_timeout_s;
+	r->idle_at = io->idle_common != NULL ? io->idle_common : &r->idle_tv;
 	relay_dir_init(r, &r->up, io->client_fd, io->upstream_fd, RELAY_END_UPSTREAM_ERROR);
 	r->up.rd = io->client_rd;
 	r->up.wr = io->upstream_wr;
@@ -325,7 +326,7 @@ relay_start(struct relay *r, bool read_client)
 	relay_dir_start(&r->down, true);
 	relay_dir_start(&r->up, read_client);
 	if (r->idle_tv.tv_sec > 0)
-		event_add(r->idle, &r->idle_tv);
+		event_add(r->idle, r->idle_at);
 }
 
 void

@@ -48,6 +48,7 @@ struct relay_io {
 	struct event *upstream_rd, *upstream_wr;
 	struct event *idle;
 	int pipe_rd, pipe_wr;           /* the loop's shared pipe (empty between calls), or -1 */
+	const struct timeval *idle_common;      /* the loop's common timeout of the idle time, or NULL */
 };
 
 /* One direction of the tunnel (the relay's own fields). */
@@ -76,6 +77,7 @@ struct relay {
 	struct relay_dir down;          /* upstream -> client */
 	struct event *idle;
 	struct timeval idle_tv;
+	const struct timeval *idle_at;  /* what the idle timer is added with: IDLE_TV or the common one */
 	bool active;                    /* something moved since the idle timer last fired */
 	bool done;
 	relay_done_cb done_cb;

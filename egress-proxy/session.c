@@ -166,8 +166,10 @@ session_stop_events(struct session *s)
 {
 	event_del(&s->client_rd);
 	event_del(&s->client_wr);
-	event_del(&s->upstream_rd);
-	event_del(&s->upstream_wr);
+	if (s->upstream_fd != -1) {     /* the upstream's events exist from the dial on */
+		event_del(&s->upstream_rd);
+		event_del(&s->upstream_wr);
+	}
 	event_del(&s->timer);
 	event_del(&s->idle);
 }
@@ -297,12 +299,34 @@ session_fail(struct session *s, int status, const char *reason)
 	session_reply_and_close(s, reply, len, reason);
 }
 
+/* The loop's common timeout of MS milliseconds, made on first use; NULL
+ * when there is no slot left or libevent refused (then a plain timeout does). */
+static const struct timeval *
+session_common_timeout(struct proxy *p, uint64_t ms)
+{
+	struct timeval tv = { .tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000 };
+	struct proxy_timeout *t;
+
+	for (size_t i = 0; i < PROXY_TIMEOUTS_MAX; i++) {
+		t = &p->timeouts[i];
+		if (t->tv != NULL && t->ms == ms)
+			return t->tv;
+		if (t->tv == NULL) {
+			t->ms = ms;
+			t->tv = event_base_init_common_timeout(p->base, &tv);
+			return t->tv;
+		}
+	}
+	return NULL;
+}
+
 static void
 session_arm_timer(struct session *s, unsigned ms)
 {
+	const struct timeval *common = session_common_timeout(session_proxy(s), ms);
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
 
-	event_add(&s->timer, &tv);
+	event_add(&s->timer, common != NULL ? common : &tv);
 }
 
 static void
@@ -537,6 +561,8 @@ session_init_relay(struct session *s)
 		.client_rd = &s->client_rd, .client_wr = &s->client_wr,
 		.upstream_rd = &s->upstream_rd, .upstream_wr = &s->upstream_wr,
 		.idle = &s->idle, .pipe_rd = p->pipe[0], .pipe_wr = p->pipe[1],
+		.idle_common = p->limits.idle_timeout_s == 0 ? NULL :
+		    session_common_timeout(p, (uint64_t)p->limits.idle_timeout_s * 1000),
 	};
 
 	relay_init(&s->relay, &io, p->scratch, p->limits.idle_timeout_s, session_on_relay_done, s);
@@ -632,6 +658,7 @@ session_dial(struct session *s)
 		session_fail(s, 503, "no_descriptors");
 		return;
 	}
+	session_assign_upstream(s);
 	setsockopt(s->upstream_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(s->upstream_fd, (struct sockaddr *)&s->upstream, len) == -1 &&
 	    errno != EINPROGRESS) {
@@ -640,7 +667,6 @@ session_dial(struct session *s)
 		return;
 	}
 	s->state = SESSION_DIALING;
-	session_assign_upstream(s);
 	/* Read and write in one registration: the relay reads the upstream
 	 * next, so its connect costs one epoll change (dropping the write). */
 	event_add(&s->upstream_rd, NULL);
@@ -1084,8 +1110,8 @@ session_on_idle(evutil_socket_t fd, short what, void *arg)
 	relay_idle_expired(&s->relay);
 }
 
-/* Every event S will use, none added; the upstream's get their descriptor
- * at the dial. */
+/* The client's events and the timers, none added; the upstream's are
+ * made at the dial, with its descriptor. */
 static void
 session_assign_events(struct session *s)
 {
@@ -1094,7 +1120,6 @@ session_assign_events(struct session *s)
 	event_assign(&s->client_rd, base, s->client_fd, EV_READ | EV_PERSIST,
 	    session_on_client_ready, s);
 	event_assign(&s->client_wr, base, s->client_fd, EV_WRITE, session_on_client_writable, s);
-	session_assign_upstream(s);
 	evtimer_assign(&s->timer, base, session_on_timeout, s);
 	evtimer_assign(&s->idle, base, session_on_idle, s);
 }
