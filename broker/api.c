@@ -379,18 +379,42 @@ api_peer(int fd, struct sandbox_caller *caller)
 	return 0;
 }
 
-/* True when PID lives in another pid namespace than corrald: inside a
- * sandbox, whose processes may not drive the daemon. */
+/* How many pid namespaces PID is seen in, from the NSpid line of its
+ * status (readable by anyone, no ptrace check); -1 when unknown. */
+static int
+api_pid_depth(const char *pid)
+{
+	char path[64], line[256];
+	int depth = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		depth = 0;
+		for (char *tok = strtok(line + 6, " \t\n"); tok != NULL; tok = strtok(NULL, " \t\n"))
+			depth++;
+		break;
+	}
+	fclose(f);
+	return depth;
+}
+
+/* True when PID lives in a pid namespace below corrald's: inside a
+ * sandbox, whose processes may not drive the daemon. Unknown counts as
+ * inside (fail closed). */
 static bool
 api_peer_in_sandbox(pid_t pid)
 {
-	char path[64];
-	struct stat mine, theirs;
+	char text[24];
+	int mine = api_pid_depth("self"), theirs;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
-	if (stat("/proc/self/ns/pid", &mine) == -1 || stat(path, &theirs) == -1)
-		return true;
-	return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	theirs = api_pid_depth(text);
+	return mine <= 0 || theirs <= 0 || theirs != mine;
 }
 
 /* Tells a process inside a sandbox why it is refused, in one frame. */
