@@ -333,6 +333,56 @@ test_an_iptables_nft_reject_target_is_at_risk(void **s)
 	        "\"name\": \"REJECT\"}}"))), FWCHECK_AT_RISK, "chain INPUT", NULL);
 }
 
+/* firewalld's shape (1.3, default zone public): accepted states, zone
+ * dispatch by goto, and a final reject in filter_INPUT. */
+static void
+test_a_firewalld_like_ruleset_is_at_risk_at_its_final_reject(void **s)
+{
+	expect(judge(RULESET(TABLE("inet", "firewalld")
+	    BASE("inet", "firewalld", "filter_INPUT", "input", "accept")
+	    CHAIN("inet", "firewalld", "filter_INPUT_ZONES")
+	    CHAIN("inet", "firewalld", "filter_IN_public")
+	    CHAIN("inet", "firewalld", "filter_IN_public_allow")
+	    RULE("inet", "firewalld", "filter_INPUT", 10, ESTABLISHED ", " ACCEPT)
+	    RULE("inet", "firewalld", "filter_INPUT", 11,
+	        M("in", "{\"ct\": {\"key\": \"status\"}}", "\"dnat\"") ", " ACCEPT)
+	    RULE("inet", "firewalld", "filter_INPUT", 12, M("==", META("iifname"), "\"lo\"") ", " ACCEPT)
+	    RULE("inet", "firewalld", "filter_INPUT", 13, M("in", CT_STATE, "\"invalid\"") ", " DROP)
+	    RULE("inet", "firewalld", "filter_INPUT", 14, JUMP("filter_INPUT_ZONES"))
+	    RULE("inet", "firewalld", "filter_INPUT", 15, REJECT)
+	    RULE("inet", "firewalld", "filter_INPUT_ZONES", 20,
+	        M("==", META("iifname"), "\"eth0\"") ", " GOTO("filter_IN_public"))
+	    RULE("inet", "firewalld", "filter_INPUT_ZONES", 21, GOTO("filter_IN_public"))
+	    RULE("inet", "firewalld", "filter_IN_public", 30, JUMP("filter_IN_public_allow"))
+	    RULE("inet", "firewalld", "filter_IN_public", 31,
+	        M("==", META("l4proto"), "{\"set\": [\"icmp\", \"ipv6-icmp\"]}") ", " ACCEPT)
+	    RULE("inet", "firewalld", "filter_IN_public_allow", 40,
+	        M("==", PAYLOAD("tcp", "dport"), "22") ", "
+	        M("in", CT_STATE, "{\"set\": [\"new\", \"untracked\"]}") ", " ACCEPT))),
+	    FWCHECK_AT_RISK, "table inet firewalld, chain filter_INPUT: rule (handle 15) drops",
+	    NULL);
+}
+
+/* Docker's shape: a forward chain with policy drop (not on the path), and
+ * nat prerouting jumping to DOCKER, whose dnat rules end the chain. */
+static void
+test_a_docker_like_ruleset_is_ok(void **s)
+{
+	expect(judge(RULESET(TABLE("ip", "filter") TABLE("ip", "nat")
+	    BASE("ip", "filter", "FORWARD", "forward", "drop")
+	    BASE("ip", "nat", "PREROUTING", "prerouting", "accept")
+	    CHAIN("ip", "nat", "DOCKER")
+	    RULE("ip", "filter", "FORWARD", 2, COUNTER ", " DROP)
+	    RULE("ip", "nat", "PREROUTING", 3,
+	        "{\"match\": {\"op\": \"==\", \"left\": {\"fib\": {\"result\": \"type\", "
+	        "\"flags\": [\"daddr\"]}}, \"right\": \"local\"}}, " COUNTER ", " JUMP("DOCKER"))
+	    RULE("ip", "nat", "DOCKER", 4, M("==", META("iifname"), "\"docker0\"") ", "
+	        "{\"return\": null}")
+	    RULE("ip", "nat", "DOCKER", 5, M("!=", META("iifname"), "\"docker0\"") ", "
+	        M("==", PAYLOAD("tcp", "dport"), "8080") ", "
+	        "{\"dnat\": {\"addr\": \"172.17.0.2\", \"port\": 80}}"))), FWCHECK_OK, NULL);
+}
+
 static void
 test_malformed_json_is_unknown(void **s)
 {
@@ -427,6 +477,8 @@ main(void)
 		cmocka_unit_test(test_a_prerouting_drop_of_some_port_hits_the_transparent_path),
 		cmocka_unit_test(test_a_nat_statement_ends_the_chain_as_accept),
 		cmocka_unit_test(test_an_iptables_nft_reject_target_is_at_risk),
+		cmocka_unit_test(test_a_firewalld_like_ruleset_is_at_risk_at_its_final_reject),
+		cmocka_unit_test(test_a_docker_like_ruleset_is_ok),
 		cmocka_unit_test(test_malformed_json_is_unknown),
 		cmocka_unit_test(test_nesting_too_deep_is_unknown),
 		cmocka_unit_test(test_verdict_names),
