@@ -40,6 +40,10 @@
 #define FW_ETHERTYPE_IPV4 0x0800
 /* nfproto's number for IPv4 (NFPROTO_IPV4). */
 #define FW_NFPROTO_IPV4 2
+/* A family, table or chain name as put in a reason (longer ones are cut),
+ * and "table FAMILY TABLE, chain CHAIN". */
+#define FW_NAME_MAX_BYTES 64
+#define FW_WHERE_MAX_BYTES 160
 
 /* ---- The JSON reader ---- */
 
@@ -318,14 +322,13 @@ enum fw_tri { FW_NO, FW_MAYBE, FW_YES };
 
 /* One kind of packet the fence needs to pass. */
 struct fw_flow {
-	const char *what;       /* for reasons */
 	int proto;              /* FW_PROTO_TCP or FW_PROTO_UDP */
 	unsigned int dport;     /* 0: any */
 	unsigned int sport;     /* 0: any */
 	int daddr_pool;         /* daddr is in the pool (else anywhere) */
 	int inbound;            /* from a sandbox interface, ct state new (else a
 	                         * reply to one, ct state established) */
-	char text[64];          /* WHAT, when built */
+	char text[FW_NAME_MAX_BYTES];  /* what it is, for reasons */
 };
 
 static enum fw_tri
@@ -693,7 +696,7 @@ fw_note(struct fw_judge *j, enum fwcheck_verdict v, const char *fmt, ...)
 static const char *
 fw_where(const struct fw_judge *j, int chain_name, char *out, size_t size)
 {
-	char fam[16], table[64], chain[64];
+	char fam[FW_NAME_MAX_BYTES], table[FW_NAME_MAX_BYTES], chain[FW_NAME_MAX_BYTES];
 
 	snprintf(out, size, "table %s %s, chain %s", fj_copy(j->d, j->family, fam, sizeof(fam)),
 	    fj_copy(j->d, j->table, table, sizeof(table)),
@@ -782,7 +785,7 @@ fw_rule_scan(const struct fw_judge *j, int expr, int *act_stmt, enum fw_act *act
 static unsigned int
 fw_drop(struct fw_judge *j, int chain_name, int handle, int sure)
 {
-	char where[160];
+	char where[FW_WHERE_MAX_BYTES];
 
 	fw_note(j, FWCHECK_AT_RISK, "%s: rule (handle %lld) %s the sandboxes' %s",
 	    fw_where(j, chain_name, where, sizeof(where)),
@@ -796,7 +799,7 @@ fw_drop(struct fw_judge *j, int chain_name, int handle, int sure)
 static unsigned int
 fw_follow(struct fw_judge *j, int chain, int handle, int stmt, int depth, int is_goto)
 {
-	char where[160], target_name[64];
+	char where[FW_WHERE_MAX_BYTES], target_name[FW_NAME_MAX_BYTES];
 	int target = fj_get(j->d, stmt, "target");
 	unsigned int out;
 
@@ -835,7 +838,7 @@ fw_act_on(struct fw_judge *j, int chain, int rule, int stmt, enum fw_act act,
 {
 	int handle = fj_get(j->d, rule, "handle");
 	unsigned int out;
-	char where[160];
+	char where[FW_WHERE_MAX_BYTES];
 
 	switch (act) {
 	case FW_ACT_NONE:
@@ -896,7 +899,7 @@ fw_chain_exists(const struct fw_judge *j, int name)
 static unsigned int
 fw_walk(struct fw_judge *j, int chain, int depth)
 {
-	char where[160];
+	char where[FW_WHERE_MAX_BYTES];
 	unsigned int seen = 0, out;
 	int r, stmt;
 	enum fw_tri cond;
@@ -954,7 +957,7 @@ static void
 fw_base(struct fw_judge *j, int chain)
 {
 	const struct fj_doc *d = j->d;
-	char where[160];
+	char where[FW_WHERE_MAX_BYTES];
 	unsigned int out;
 
 	j->family = fj_get(d, chain, "family");
