@@ -343,6 +343,16 @@ relay_readable(struct relay *r, int fd)
 }
 
 void
+relay_read_upstream_now(struct relay *r)
+{
+	struct relay_dir *d = &r->down;
+
+	if (r->done || d->eof || d->pending_len > d->pending_off)
+		return;
+	relay_on_read(d);
+}
+
+void
 relay_writable(struct relay *r, int fd)
 {
 	relay_on_write(fd == r->up.to ? &r->up : &r->down);

@@ -108,6 +108,10 @@ void relay_read_client(struct relay *r);
 void relay_readable(struct relay *r, int fd);
 void relay_writable(struct relay *r, int fd);
 void relay_idle_expired(struct relay *r);
+/* The upstream was readable when its connect finished: reads it now if
+ * the relay would (nothing waits for the client), not a pass of the loop
+ * later. */
+void relay_read_upstream_now(struct relay *r);
 
 /* Reads at most BYTES more from the client, then stops reading it for
  * good: plain HTTP is one request per connection, so whatever a client

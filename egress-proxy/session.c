@@ -623,9 +623,13 @@ session_on_upstream_ready(evutil_socket_t fd, short what, void *arg)
 {
 	struct session *s = arg;
 
-	if (s->state == SESSION_DIALING)
+	if (s->state == SESSION_DIALING) {
 		session_on_connected(s);
-	else if (what & EV_READ)
+		/* A server that speaks first often has by now: its bytes go
+		 * to the client at once. */
+		if ((what & EV_READ) && (s->state == SESSION_RELAY || s->state == SESSION_SNIFF))
+			relay_read_upstream_now(&s->relay);
+	} else if (what & EV_READ)
 		relay_readable(&s->relay, fd);
 	else
 		relay_writable(&s->relay, fd);
