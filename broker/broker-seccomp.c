@@ -61,6 +61,8 @@ static const char *const broker_seccomp_allowed[] = {
 	"sendmmsg", "recvmmsg", "socketpair",
 	/* its own process: names, dumpable, no_new_privs (checked at the drop) */
 	"prctl", "seccomp",
+	/* the Landlock ABI query of `corral status` (a ruleset only narrows) */
+	"landlock_create_ruleset", "landlock_add_rule", "landlock_restrict_self",
 };
 
 /* Socket families: the control socket and syslog, the proxy and c-ares,

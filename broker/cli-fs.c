@@ -121,7 +121,7 @@ cli_fs_read(struct cli *cli, int argc, char **argv)
 		json_object_begin(j);
 		json_kv_string(j, "path", r->path);
 		json_key(j, "content");
-		json_string_n(j, (const char *)r->content.data, r->content.len);
+		json_str_n(j, (const char *)r->content.data, r->content.len);
 		json_kv_bool(j, "truncated", r->truncated);
 		json_object_end(j);
 		rc = cli_fs_print_json(j);

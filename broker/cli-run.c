@@ -73,7 +73,7 @@ cli_run_print_json(const struct cli_run *c, const char *id, const Corral__RunRes
 	json_object_begin(j);
 	json_kv_string(j, "request_id", id);
 	json_key(j, "output");
-	json_string_n(j, (const char *)buf_data(c->out), buf_len(c->out));
+	json_str_n(j, (const char *)buf_data(c->out), buf_len(c->out));
 	json_kv_int(j, "exit_code", r->exit_code);
 	json_kv_int(j, "signal", r->signal);
 	json_kv_string(j, "cwd", r->cwd);
@@ -266,7 +266,7 @@ cli_runs_json(const Corral__RunListReply *list)
 		json_kv_string(j, "state", cli_runs_state(r));
 		json_key(j, "result");
 		if (r->result == NULL) {
-			json_null(j);
+			json_null_value(j);
 		} else {
 			json_object_begin(j);
 			json_kv_int(j, "exit_code", r->result->exit_code);

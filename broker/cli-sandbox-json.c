@@ -19,7 +19,7 @@ cli_json_strings(struct json *j, const char *key, char **v, size_t n)
 	json_key(j, key);
 	json_array_begin(j);
 	for (size_t i = 0; i < n; i++)
-		json_string(j, v[i]);
+		json_str(j, v[i]);
 	json_array_end(j);
 }
 

@@ -531,12 +531,12 @@ cli_reap_json(const Corral__ReapReply *r)
 	json_key(j, "sandboxes");
 	json_array_begin(j);
 	for (size_t i = 0; i < r->n_sandboxes; i++)
-		json_string(j, r->sandboxes[i]);
+		json_str(j, r->sandboxes[i]);
 	json_array_end(j);
 	json_key(j, "objects");
 	json_array_begin(j);
 	for (size_t i = 0; i < r->n_objects; i++)
-		json_string(j, r->objects[i]);
+		json_str(j, r->objects[i]);
 	json_array_end(j);
 	json_object_end(j);
 	if ((text = json_text(j, NULL)) == NULL)

@@ -1184,7 +1184,7 @@ credcopy_json_strings(struct json *j, const char *key, char *const *list, size_t
 	json_key(j, key);
 	json_array_begin(j);
 	for (size_t i = 0; i < n; i++)
-		json_string(j, list[i]);
+		json_str(j, list[i]);
 	json_array_end(j);
 }
 

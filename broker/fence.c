@@ -263,3 +263,9 @@ fence_bypass_count(struct fence *f, uint64_t *packets)
 	}
 	return 0;
 }
+
+const char *
+fence_table(const struct fence *f)
+{
+	return f->table;
+}

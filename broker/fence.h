@@ -46,5 +46,7 @@ int fence_present(struct fence *f);
 int fence_bypass_count(struct fence *f, uint64_t *packets);
 /* Why the last failed call failed: one line, never NULL. */
 const char *fence_reason(const struct fence *f);
+/* The name of F's nftables table (family inet). */
+const char *fence_table(const struct fence *f);
 
 #endif

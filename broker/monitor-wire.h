@@ -13,6 +13,7 @@
  *   broker -> monitor  REAP     the live sandboxes       -> REAPED (what went)
  *   broker -> monitor  OWNER    a path; fd: the client's connection (root only)
  *                                                        -> OWNED or FAILED
+ *   broker -> monitor  FIREWALL ""                       -> FIREWALL_IS (one line)
  * Closing the socket asks the monitor to tear everything down and exit. */
 #ifndef CORRAL_MONITOR_WIRE_H
 #define CORRAL_MONITOR_WIRE_H
@@ -43,6 +44,8 @@ enum monitor_wire_type {
 	MONITOR_REAPED,
 	MONITOR_OWNER,
 	MONITOR_OWNED,
+	MONITOR_FIREWALL,
+	MONITOR_FIREWALL_IS,
 };
 
 /* What the monitor says once it is set up. */

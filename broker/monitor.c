@@ -19,6 +19,7 @@
 
 #include "broker/cgroup.h"
 #include "broker/credcopy.h"
+#include "broker/fwcheck.h"
 #include "broker/fence.h"
 #include "broker/monitor.h"
 #include "broker/netlink.h"
@@ -30,6 +31,7 @@
 
 #define MONITOR_GROUP_BASE 0x63000000u  /* interface groups: "c" and 24 bits of the instance */
 #define MONITOR_HOME_MODE 0700
+#define MONITOR_IFNAME_PREFIX "crs"       /* crs<slot>h, crs<slot>s */
 #define MONITOR_DIR_MODE 0711           /* others may pass through to their own home, not list */
 
 /* What the monitor keeps of one sandbox. */
@@ -228,6 +230,25 @@ monitor_watch_host(struct monitor *m, const char *cgroup_path, char **err)
 	return 0;
 }
 
+void
+monitor_firewall(struct monitor *m, char *line, size_t size)
+{
+	struct fwcheck_target t = {
+		.pool_addr = ntohl(m->cfg.pool.s_addr), .pool_prefix = m->cfg.pool_prefix,
+		.tcp_ports = { m->cfg.connect_port, m->cfg.transparent_port, m->cfg.dns_port },
+		.n_tcp_ports = 3, .udp_ports = { m->cfg.dns_port }, .n_udp_ports = 1,
+		.ifname_prefix = MONITOR_IFNAME_PREFIX, .ifgroup = m->group,
+	};
+	struct fwcheck_result r;
+
+	t.own_table = fence_table(m->fence);
+	fwcheck_run(&t, &r);
+	if (r.verdict == FWCHECK_OK)
+		snprintf(line, size, "%s", fwcheck_verdict_name(r.verdict));
+	else
+		snprintf(line, size, "%s: %s", fwcheck_verdict_name(r.verdict), r.reason);
+}
+
 int
 monitor_map_fd(const struct monitor *m)
 {
@@ -391,8 +412,8 @@ monitor_wire(struct monitor *m, unsigned slot, int netns, struct in_addr gw,
 	struct nl *nl = nl_open(), *in = NULL;
 	int hidx, pidx, rc = -1;
 
-	snprintf(host, sizeof(host), "crs%uh", slot);
-	snprintf(peer, sizeof(peer), "crs%us", slot);
+	snprintf(host, sizeof(host), MONITOR_IFNAME_PREFIX "%uh", slot);
+	snprintf(peer, sizeof(peer), MONITOR_IFNAME_PREFIX "%us", slot);
 	if (nl == NULL || nl_veth_create(nl, host, peer, netns, m->group, &hidx) == -1 ||
 	    nl_ipv6_disable(-1, host) == -1 || nl_addr_add(nl, hidx, AF_INET, &gw, 30) == -1 ||
 	    nl_link_up(nl, hidx) == -1)

@@ -90,6 +90,9 @@ void monitor_free(struct monitor *m);
 /* Watches CGROUP_PATH (host_proxy.cgroup) with the identification
  * program. -1 with a reason in *ERR. */
 int monitor_watch_host(struct monitor *m, const char *cgroup_path, char **err);
+/* Whether the host's firewall lets the fence work, as one line: "ok",
+ * "at risk: why" or "unknown: why" (broker/fwcheck.h). */
+void monitor_firewall(struct monitor *m, char *line, size_t size);
 /* The identification map, or -1 when the program is not loaded. */
 int monitor_map_fd(const struct monitor *m);
 /* Closes the descriptors of B that are still open. */

@@ -26,6 +26,7 @@
 #include <event2/event.h>
 
 #include "broker/credcopy.h"
+#include "broker/fwcheck.h"
 #include "broker/broker-seccomp.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
@@ -36,6 +37,7 @@
 #define PRIVSEP_STOP_POLL_MS 5
 #define PRIVSEP_KEPT_CAP CAP_SYS_PTRACE /* /proc/PID/exe and ns of other users' processes */
 #define PRIVSEP_CAP_NUMBERS_MAX 64
+#define PRIVSEP_FIREWALL_LINE_MAX_BYTES (FWCHECK_REASON_MAX_BYTES + 32)
 #define PRIVSEP_REAP_LIVE_MAX 1024     /* names in one REAP: 64 bytes each fit a message */
 
 /* A request sent, waiting for its answer: the monitor answers in order. */
@@ -281,6 +283,23 @@ privsep_on_owner(struct privsep_monitor *pm)
 		close(fd);
 }
 
+/* Does the host's firewall let the fence work? Listed and judged now: an
+ * operator may have changed it since the start. */
+static void
+privsep_on_firewall(struct privsep_monitor *pm)
+{
+	char line[PRIVSEP_FIREWALL_LINE_MAX_BYTES];
+	const char *text;
+
+	if (monitor_wire_text_decode(pm->in, MONITOR_FIREWALL, &text, NULL) == -1)
+		snprintf(line, sizeof(line), "unknown: a malformed request");
+	else if (pm->m == NULL)
+		snprintf(line, sizeof(line), "unknown: the monitor is not set up");
+	else
+		monitor_firewall(pm->m, line, sizeof(line));
+	privsep_send_text(pm, MONITOR_FIREWALL_IS, line);
+}
+
 static void
 privsep_dispatch(struct privsep_monitor *pm)
 {
@@ -296,6 +315,9 @@ privsep_dispatch(struct privsep_monitor *pm)
 		break;
 	case MONITOR_OWNER:
 		privsep_on_owner(pm);
+		break;
+	case MONITOR_FIREWALL:
+		privsep_on_firewall(pm);
 		break;
 	default:
 		privsep_send_text(pm, MONITOR_FAILED, "refused: not a monitor operation");
@@ -730,6 +752,25 @@ privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 	free(err);
 	initproto_msg_clear(ps->msg);
 	return count;
+}
+
+int
+privsep_firewall(struct privsep *ps, char **line, char **err)
+{
+	const char *text;
+	int rc = -1;
+
+	monitor_wire_text_encode(ps->msg, MONITOR_FIREWALL, "", -1);
+	if (privsep_call(ps, err) == -1)
+		return -1;
+	if (monitor_wire_text_decode(ps->msg, MONITOR_FIREWALL_IS, &text, NULL) == -1)
+		privsep_fail(err, "the monitor's answer is malformed");
+	else {
+		*line = xstrdup(text);
+		rc = 0;
+	}
+	initproto_msg_clear(ps->msg);
+	return rc;
 }
 
 int

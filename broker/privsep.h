@@ -80,6 +80,10 @@ size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 int privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, gid_t *gid,
     char **err);
 
+/* Whether the host's firewall lets the fence work: one line into *LINE
+ * (free it), "ok", "at risk: why" or "unknown: why". */
+int privsep_firewall(struct privsep *ps, char **line, char **err);
+
 /* Closes the link (requests still waiting hear that the monitor is gone)
  * and waits (bounded) for the monitor to finish its teardown. Accepts NULL. */
 void privsep_stop(struct privsep *ps);

@@ -299,10 +299,10 @@ json_literal(struct json *j, const char *text)
 }
 
 void
-json_string_n(struct json *j, const char *s, size_t len)
+json_str_n(struct json *j, const char *s, size_t len)
 {
 	if (s == NULL) {
-		json_null(j);
+		json_null_value(j);
 		return;
 	}
 	if (!json_value_begin(j))
@@ -312,9 +312,9 @@ json_string_n(struct json *j, const char *s, size_t len)
 }
 
 void
-json_string(struct json *j, const char *s)
+json_str(struct json *j, const char *s)
 {
-	json_string_n(j, s, s == NULL ? 0 : strlen(s));
+	json_str_n(j, s, s == NULL ? 0 : strlen(s));
 }
 
 void
@@ -342,7 +342,7 @@ json_bool(struct json *j, bool v)
 }
 
 void
-json_null(struct json *j)
+json_null_value(struct json *j)
 {
 	json_literal(j, "null");
 }
@@ -351,7 +351,7 @@ void
 json_kv_string(struct json *j, const char *key, const char *s)
 {
 	json_key(j, key);
-	json_string(j, s);
+	json_str(j, s);
 }
 
 void
@@ -379,7 +379,7 @@ void
 json_kv_null(struct json *j, const char *key)
 {
 	json_key(j, key);
-	json_null(j);
+	json_null_value(j);
 }
 
 bool

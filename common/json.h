@@ -24,12 +24,14 @@ void json_array_begin(struct json *j);
 void json_array_end(struct json *j);
 /* Writes an object key; the next value call writes its value. */
 void json_key(struct json *j, const char *key);
-void json_string(struct json *j, const char *s);          /* NULL writes null */
-void json_string_n(struct json *j, const char *s, size_t len);
+/* Not json_string or json_null: libnftables calls jansson's by those names,
+ * and corrald's own would stand in for them. */
+void json_str(struct json *j, const char *s);          /* NULL writes null */
+void json_str_n(struct json *j, const char *s, size_t len);
 void json_int(struct json *j, int64_t v);
 void json_uint(struct json *j, uint64_t v);
 void json_bool(struct json *j, bool v);
-void json_null(struct json *j);
+void json_null_value(struct json *j);
 
 /* key + value in one call */
 void json_kv_string(struct json *j, const char *key, const char *s);

@@ -31,6 +31,15 @@ corral_start corrald "$TB_DIR/corrald.yaml" "$port"
 sock="$TB_DIR/corrald.sock"
 corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
 
+out=$(corral status)
+check_contains "status says the host's firewall lets the fence work" "$out" "Firewall: ok"
+tb_exec_host nft add table inet fwprobe &&
+	tb_exec_host nft add chain inet fwprobe input '{ type filter hook input priority 0; policy drop; }'
+out=$(corral status)
+tb_exec_host nft delete table inet fwprobe
+check_contains "and names a drop-policy input chain that would stop it" "$out" \
+	"Firewall: at risk: table inet fwprobe, chain input: policy drop"
+
 out=$(corral sandbox create --root "$ws" --root "$ro:ro" --name t1 --session s1 --agent a1 --json)
 rc=$?
 check_eq "create on a folder owned by a regular user exits 0" 0 "$rc"

@@ -37,7 +37,7 @@ check_string(const char *s, size_t len, const char *expect)
 	const char *text;
 
 	assert_non_null(j);
-	json_string_n(j, s, len);
+	json_str_n(j, s, len);
 	assert_true(json_ok(j));
 	text = json_text(j, NULL);
 	assert_non_null(text);
@@ -74,7 +74,7 @@ test_nested_arrays_and_objects_get_commas_only_between_members(void **state)
 	json_key(j, "list");
 	json_array_begin(j);
 	json_int(j, 1);
-	json_string(j, "two");
+	json_str(j, "two");
 	json_object_begin(j);
 	json_kv_bool(j, "three", false);
 	json_object_end(j);
@@ -270,7 +270,7 @@ test_escapes_count_against_the_cap(void **state)
 	(void)state;
 	assert_non_null(j);
 	/* 4 raw bytes, but "\ufffd" x 4 plus quotes is 26 bytes */
-	json_string_n(j, "\xff\xff\xff\xff", 4);
+	json_str_n(j, "\xff\xff\xff\xff", 4);
 	assert_false(json_ok(j));
 	assert_null(json_text(j, NULL));
 	json_free(j);
