@@ -110,6 +110,9 @@ test_inet_socket_works(void **state)
 static void
 test_packet_socket_fails(void **state)
 {
+	/* A sanitizer build's deny-list leaves the families alone. */
+	if (!broker_seccomp_is_allow_list())
+		skip();
 	assert_int_equal(under_filter(probe_packet_socket_fails), 0);
 }
 
