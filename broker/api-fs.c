@@ -300,6 +300,21 @@ api_fs_reply_write(struct api_fs_op *op, const struct fsop_result *r, Corral__Re
 	resp->fs_write = wr;
 }
 
+/* N fresh messages of DESC's kind in a NULL-ended array, as a reply's
+ * repeated field holds them (freed with the reply). */
+static void *
+api_fs_messages(const ProtobufCMessageDescriptor *desc, size_t n)
+{
+	void **v = xcalloc(n + 1, sizeof(*v));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		v[i] = xmalloc(desc->sizeof_message);
+		protobuf_c_message_init(desc, v[i]);
+	}
+	return v;
+}
+
 static void
 api_fs_reply_list(const struct fsop_result *r, Corral__Response *resp)
 {
@@ -308,10 +323,8 @@ api_fs_reply_list(const struct fsop_result *r, Corral__Response *resp)
 
 	corral__fs_list_reply__init(lr);
 	lr->n_entries = r->n_entries;
-	lr->entries = xcalloc(r->n_entries + 1, sizeof(*lr->entries));
+	lr->entries = api_fs_messages(&corral__fs_entry__descriptor, r->n_entries);
 	for (i = 0; i < r->n_entries; i++) {
-		lr->entries[i] = xmalloc(sizeof(*lr->entries[i]));
-		corral__fs_entry__init(lr->entries[i]);
 		lr->entries[i]->name = api_fs_text(r->entries[i].name, r->entries[i].name_len);
 		lr->entries[i]->type = xstrdup(fsop_type_name(r->entries[i].type));
 		lr->entries[i]->size = r->entries[i].size;
@@ -329,10 +342,8 @@ api_fs_reply_grep(const struct fsop_result *r, Corral__Response *resp)
 	corral__fs_grep_reply__init(gr);
 	gr->count = r->count;
 	gr->n_matches = r->n_matches;
-	gr->matches = xcalloc(r->n_matches + 1, sizeof(*gr->matches));
+	gr->matches = api_fs_messages(&corral__grep_match__descriptor, r->n_matches);
 	for (i = 0; i < r->n_matches; i++) {
-		gr->matches[i] = xmalloc(sizeof(*gr->matches[i]));
-		corral__grep_match__init(gr->matches[i]);
 		gr->matches[i]->path = api_fs_text(r->matches[i].path, r->matches[i].path_len);
 		gr->matches[i]->line = r->matches[i].line;
 		gr->matches[i]->text = api_fs_text(r->matches[i].text, r->matches[i].text_len);

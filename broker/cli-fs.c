@@ -79,21 +79,49 @@ cli_fs_print_json(struct json *j)
 	return rc;
 }
 
-/* Sends REQ and checks the answer is of the kind WANT. */
+/* Prints an answer of the kind its verb asked for, plainly or as JSON. */
+typedef int (*cli_fs_print_fn)(const Corral__Response *resp, bool json);
+
+/* Sends REQ, checks the answer is of the kind WANT and prints it with PRINT. */
 static int
-cli_fs_call(struct cli *cli, const Corral__Request *req, Corral__Response__ResponseCase want,
-    Corral__Response **resp)
+cli_fs_run(struct cli *cli, const Corral__Request *req, Corral__Response__ResponseCase want,
+    cli_fs_print_fn print, bool json)
 {
-	int rc = cli_call(cli, req, resp);
+	Corral__Response *resp;
+	int rc = cli_call(cli, req, &resp);
 
 	if (rc != CLI_EXIT_OK)
 		return rc;
-	if ((*resp)->response_case != want) {
-		corral__response__free_unpacked(*resp, NULL);
-		*resp = NULL;
-		return cli_fail("corrald sent an unexpected answer");
+	if (resp->response_case != want)
+		rc = cli_fail("corrald sent an unexpected answer");
+	else
+		rc = print(resp, json);
+	corral__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+/* The content read, as is, or JSON; a note when it was cut short. */
+static int
+cli_fs_print_read(const Corral__Response *resp, bool json)
+{
+	const Corral__FsReadReply *r = resp->fs_read;
+	struct json *j;
+
+	if (!json) {
+		fwrite(r->content.data, 1, r->content.len, stdout);
+		if (r->truncated)
+			fprintf(stderr, "corral: %s: only the first %zu bytes were read\n",
+			    r->path, r->content.len);
+		return CLI_EXIT_OK;
 	}
-	return CLI_EXIT_OK;
+	j = json_new(CLI_FS_JSON_MAX_BYTES);
+	json_object_begin(j);
+	json_kv_string(j, "path", r->path);
+	json_key(j, "content");
+	json_str_n(j, (const char *)r->content.data, r->content.len);
+	json_kv_bool(j, "truncated", r->truncated);
+	json_object_end(j);
+	return cli_fs_print_json(j);
 }
 
 int
@@ -101,10 +129,7 @@ cli_fs_read(struct cli *cli, int argc, char **argv)
 {
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__FsRead rd = CORRAL__FS_READ__INIT;
-	Corral__Response *resp;
-	Corral__FsReadReply *r;
 	struct cli_fs_args a;
-	struct json *j;
 	int rc;
 
 	if ((rc = cli_fs_parse(argc, argv, "fs read", 2, 2, &a)) != 0)
@@ -113,26 +138,7 @@ cli_fs_read(struct cli *cli, int argc, char **argv)
 	rd.path = (char *)(uintptr_t)a.words[1];
 	req.request_case = CORRAL__REQUEST__REQUEST_FS_READ;
 	req.fs_read = &rd;
-	if ((rc = cli_fs_call(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_READ, &resp)) != 0)
-		return rc;
-	r = resp->fs_read;
-	if (a.json) {
-		j = json_new(CLI_FS_JSON_MAX_BYTES);
-		json_object_begin(j);
-		json_kv_string(j, "path", r->path);
-		json_key(j, "content");
-		json_str_n(j, (const char *)r->content.data, r->content.len);
-		json_kv_bool(j, "truncated", r->truncated);
-		json_object_end(j);
-		rc = cli_fs_print_json(j);
-	} else {
-		fwrite(r->content.data, 1, r->content.len, stdout);
-		if (r->truncated)
-			fprintf(stderr, "corral: %s: only the first %zu bytes were read\n",
-			    r->path, r->content.len);
-	}
-	corral__response__free_unpacked(resp, NULL);
-	return rc;
+	return cli_fs_run(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_READ, cli_fs_print_read, a.json);
 }
 
 /* Standard input, whole, up to FSOP_WRITE_MAX_BYTES; NULL (said why) when
@@ -179,12 +185,23 @@ cli_fs_print_written(const Corral__FsWriteReply *w, bool json, const char *verb)
 	return cli_fs_print_json(j);
 }
 
+static int
+cli_fs_print_wrote(const Corral__Response *resp, bool json)
+{
+	return cli_fs_print_written(resp->fs_write, json, "wrote");
+}
+
+static int
+cli_fs_print_edited(const Corral__Response *resp, bool json)
+{
+	return cli_fs_print_written(resp->fs_write, json, "edited");
+}
+
 int
 cli_fs_write(struct cli *cli, int argc, char **argv)
 {
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__FsWrite wr = CORRAL__FS_WRITE__INIT;
-	Corral__Response *resp;
 	struct cli_fs_args a;
 	char *in = NULL;
 	size_t len = 0;
@@ -200,12 +217,8 @@ cli_fs_write(struct cli *cli, int argc, char **argv)
 	wr.content.len = in != NULL ? len : strlen(a.content);
 	req.request_case = CORRAL__REQUEST__REQUEST_FS_WRITE;
 	req.fs_write = &wr;
-	rc = cli_fs_call(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_WRITE, &resp);
+	rc = cli_fs_run(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_WRITE, cli_fs_print_wrote, a.json);
 	free(in);
-	if (rc != CLI_EXIT_OK)
-		return rc;
-	rc = cli_fs_print_written(resp->fs_write, a.json, "wrote");
-	corral__response__free_unpacked(resp, NULL);
 	return rc;
 }
 
@@ -214,7 +227,6 @@ cli_fs_edit(struct cli *cli, int argc, char **argv)
 {
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__FsEdit ed = CORRAL__FS_EDIT__INIT;
-	Corral__Response *resp;
 	struct cli_fs_args a;
 	int rc;
 
@@ -228,17 +240,15 @@ cli_fs_edit(struct cli *cli, int argc, char **argv)
 	ed.new_text = (char *)(uintptr_t)a.new_text;
 	req.request_case = CORRAL__REQUEST__REQUEST_FS_EDIT;
 	req.fs_edit = &ed;
-	if ((rc = cli_fs_call(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_WRITE, &resp)) != 0)
-		return rc;
-	rc = cli_fs_print_written(resp->fs_write, a.json, "edited");
-	corral__response__free_unpacked(resp, NULL);
-	return rc;
+	return cli_fs_run(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_WRITE, cli_fs_print_edited,
+	    a.json);
 }
 
 /* The entries: one per line (a folder's name ends with '/'), or JSON. */
 static int
-cli_fs_print_list(const Corral__FsListReply *l, bool json)
+cli_fs_print_list(const Corral__Response *resp, bool json)
 {
+	const Corral__FsListReply *l = resp->fs_list;
 	struct json *j;
 	size_t i;
 
@@ -266,7 +276,6 @@ cli_fs_list(struct cli *cli, int argc, char **argv)
 {
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__FsList ls = CORRAL__FS_LIST__INIT;
-	Corral__Response *resp;
 	struct cli_fs_args a;
 	int rc;
 
@@ -276,17 +285,14 @@ cli_fs_list(struct cli *cli, int argc, char **argv)
 	ls.path = (char *)(uintptr_t)(a.n_words > 1 ? a.words[1] : "");
 	req.request_case = CORRAL__REQUEST__REQUEST_FS_LIST;
 	req.fs_list = &ls;
-	if ((rc = cli_fs_call(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_LIST, &resp)) != 0)
-		return rc;
-	rc = cli_fs_print_list(resp->fs_list, a.json);
-	corral__response__free_unpacked(resp, NULL);
-	return rc;
+	return cli_fs_run(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_LIST, cli_fs_print_list, a.json);
 }
 
 /* The matches as path:line:text, or JSON; a note when some were left out. */
 static int
-cli_fs_print_grep(const Corral__FsGrepReply *g, bool json)
+cli_fs_print_grep(const Corral__Response *resp, bool json)
 {
+	const Corral__FsGrepReply *g = resp->fs_grep;
 	struct json *j;
 	size_t i;
 
@@ -321,7 +327,6 @@ cli_fs_grep(struct cli *cli, int argc, char **argv)
 {
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__FsGrep gr = CORRAL__FS_GREP__INIT;
-	Corral__Response *resp;
 	struct cli_fs_args a;
 	int rc;
 
@@ -332,9 +337,5 @@ cli_fs_grep(struct cli *cli, int argc, char **argv)
 	gr.path = (char *)(uintptr_t)(a.n_words > 2 ? a.words[2] : "");
 	req.request_case = CORRAL__REQUEST__REQUEST_FS_GREP;
 	req.fs_grep = &gr;
-	if ((rc = cli_fs_call(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_GREP, &resp)) != 0)
-		return rc;
-	rc = cli_fs_print_grep(resp->fs_grep, a.json);
-	corral__response__free_unpacked(resp, NULL);
-	return rc;
+	return cli_fs_run(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_GREP, cli_fs_print_grep, a.json);
 }

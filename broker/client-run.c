@@ -9,26 +9,10 @@
 #include <unistd.h>
 
 #include "broker/client-run.h"
+#include "broker/client.h"
 #include "common/frame.h"
 
 #define CLIENT_RUN_CHUNK_BYTES (64 * 1024)      /* one recv */
-
-/* Writes all LEN bytes; -1 on failure. */
-static int
-client_run_send(int fd, const uint8_t *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 /* Acts on one Response frame; -1 while the run goes on. */
 static int
@@ -80,7 +64,7 @@ client_run(int fd, const Corral__Request *req, client_run_output_fn output, void
 	snprintf(why, why_size, "connection to corrald lost");
 	if (dec == NULL || chunk == NULL || (frame = wire_pack(&req->base, &len)) == NULL)
 		goto out;
-	n = client_run_send(fd, frame, len);
+	n = client_send_all(fd, frame, len);
 	free(frame);
 	if (n == -1)
 		goto out;

@@ -68,9 +68,8 @@ client_connect(const char *path, char *why, size_t why_size)
 	return fd;
 }
 
-/* Writes all LEN bytes at DATA; -1 on error. */
-static int
-client_write_all(int fd, const uint8_t *data, size_t len)
+int
+client_send_all(int fd, const uint8_t *data, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
@@ -129,7 +128,7 @@ client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *w
 		snprintf(why, why_size, "the request is too large to send");
 		return -1;
 	}
-	if (client_write_all(fd, frame, len) == -1) {
+	if (client_send_all(fd, frame, len) == -1) {
 		free(frame);
 		snprintf(why, why_size, "sending the request failed: %s", strerror(errno));
 		return -1;

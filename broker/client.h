@@ -3,6 +3,7 @@
 #define CORRAL_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/wire.h"
 
@@ -12,6 +13,10 @@
  * with a one-line reason, written to WHY (WHY_SIZE bytes), that says what
  * is wrong and what would fix it. */
 int client_connect(const char *path, char *why, size_t why_size);
+
+/* Sends all LEN bytes at DATA on the socket FD (no SIGPIPE); -1 with errno
+ * on error. */
+int client_send_all(int fd, const uint8_t *data, size_t len);
 
 /* Sends REQ on FD and reads one response into *RESP (free it with
  * corral__response__free_unpacked). -1 with a one-line reason in WHY. */

@@ -771,31 +771,40 @@ struct fsop_reader {
 	bool bad;
 };
 
+/* The next SIZE bytes, consumed; NULL (and R marked bad) when fewer are left. */
+static const unsigned char *
+fsop_take(struct fsop_reader *r, size_t size)
+{
+	const unsigned char *p;
+
+	if (r->bad || r->len - r->off < size) {
+		r->bad = true;
+		return NULL;
+	}
+	p = r->p + r->off;
+	r->off += size;
+	return p;
+}
+
 static uint32_t
 fsop_get_u32(struct fsop_reader *r)
 {
+	const unsigned char *p = fsop_take(r, sizeof(uint32_t));
 	uint32_t v = 0;
 
-	if (r->bad || r->len - r->off < sizeof(v)) {
-		r->bad = true;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, sizeof(v));
-	r->off += sizeof(v);
+	if (p != NULL)
+		memcpy(&v, p, sizeof(v));
 	return v;
 }
 
 static uint64_t
 fsop_get_u64(struct fsop_reader *r)
 {
+	const unsigned char *p = fsop_take(r, sizeof(uint64_t));
 	uint64_t v = 0;
 
-	if (r->bad || r->len - r->off < sizeof(v)) {
-		r->bad = true;
-		return 0;
-	}
-	memcpy(&v, r->p + r->off, sizeof(v));
-	r->off += sizeof(v);
+	if (p != NULL)
+		memcpy(&v, p, sizeof(v));
 	return v;
 }
 
@@ -803,17 +812,10 @@ static const char *
 fsop_get_bytes(struct fsop_reader *r, size_t *n)
 {
 	uint32_t len = fsop_get_u32(r);
-	const char *p;
+	const unsigned char *p = fsop_take(r, len);
 
-	if (r->bad || len > r->len - r->off) {
-		r->bad = true;
-		*n = 0;
-		return "";
-	}
-	p = (const char *)r->p + r->off;
-	r->off += len;
-	*n = len;
-	return p;
+	*n = p != NULL ? len : 0;
+	return p != NULL ? (const char *)p : "";
 }
 
 /* The N records of a list; N was checked against what is left. */
