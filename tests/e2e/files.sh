@@ -34,19 +34,9 @@ ln -s ../../homes/owner/secret.txt "$ws/relative-link"
 chown -R "$OWNER:$OWNER" "$TB_DIR/folders" "$TB_DIR/homes"
 chown -h "$OWNER:$OWNER" "$ws/home-link" "$ws/secret-link" "$ws/relative-link"
 chmod 0755 "$TB_DIR" "$TB_DIR/folders" "$TB_DIR/homes"
-corral_config "$TB_DIR/corrald.yaml" <<YAML
-host_proxy:
-  listen: 127.0.0.1:$port
-YAML
-corral_start corrald "$TB_DIR/corrald.yaml" "$port"
-sock="$TB_DIR/corrald.sock"
-# What keeps another uid out must be corrald's peer checks, not the mode.
-chmod 0666 "$sock"
-corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
-as_stranger() {
-	tb_exec_host setpriv --reuid="$STRANGER" --regid="$STRANGER" --clear-groups \
-		"$top_builddir/corral" --socket "$sock" "$@"
-}
+corral_start_shared "$port"
+corral() { corral_cli "$@"; }
+as_stranger() { corral_as "$STRANGER" "$@"; }
 # json_check JSON PYTHON: runs the Python assertions on the parsed JSON (o).
 json_check() {
 	python3 -c "import json, sys

@@ -28,31 +28,9 @@ a-key-of-ctest-ga
 -----END OPENSSH PRIVATE KEY-----'
 TOKEN_A=gho_tokenofctestga
 
-# user_make NAME UID: a user with a group of the same id; "made" when this
-# test made it (and so removes it), "kept" when it was there.
-user_make() {
-	have=$(getent passwd "$2" | cut -d: -f1)
-	if [ -n "$have" ]; then
-		[ "$have" = "$1" ] && { echo kept; return 0; }
-		return 1
-	fi
-	groupadd -g "$2" "$1" && useradd -M -N -u "$2" -g "$2" -d /nonexistent \
-		-s /usr/sbin/nologin "$1" && echo made
-}
-made_users=
-grants_down() {
-	tb_down
-	for u in $made_users; do userdel "$u" 2>/dev/null; groupdel "$u" 2>/dev/null; done
-}
-trap '_rc=$?; grants_down; exit $_rc' EXIT
-trap 'grants_down; trap - EXIT; exit 130' INT
-trap 'grants_down; trap - EXIT; exit 143' TERM
-
-for spec in ctest-ga:$UID_A ctest-gb:$UID_B; do
-	how=$(user_make "${spec%%:*}" "${spec#*:}") ||
-		{ echo "Bail out! uid ${spec#*:} belongs to another user"; exit 1; }
-	[ "$how" = made ] && made_users="$made_users ${spec%%:*}"
-done
+corral_install_traps
+corral_user_make ctest-ga "$UID_A"
+corral_user_make ctest-gb "$UID_B"
 tb_up || { echo "Bail out! no test bed"; exit 1; }
 
 # home_make DIR KEY TOKEN OWNER: a made-up home with ssh, gh and git files.
@@ -81,20 +59,10 @@ chown -h "$UID_A:$UID_A" "$ha/.ssh/id_rootlink"
 mkdir -p "$ws" && chown "$UID_A:$UID_A" "$ws"
 chmod 0755 "$TB_DIR" "$TB_DIR/homes" "$TB_DIR/work"
 
-corral_config "$TB_DIR/corrald.yaml" <<YAML
-host_proxy:
-  listen: 127.0.0.1:$port
-YAML
-corral_start corrald "$TB_DIR/corrald.yaml" "$port"
-sock="$TB_DIR/corrald.sock"
-# Opened to every local user, as in sandbox-callers.sh: what keeps the
-# users apart must be corrald's checks, not the file mode.
-chmod 0666 "$sock"
-corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
-as_a() {
-	tb_exec_host setpriv --reuid="$UID_A" --regid="$UID_A" --clear-groups \
-		"$top_builddir/corral" --socket "$sock" "$@"
-}
+# Opened to every local user, as in sandbox-callers.sh.
+corral_start_shared "$port"
+corral() { corral_cli "$@"; }
+as_a() { corral_as "$UID_A" "$@"; }
 in_g1() { as_a exec g1 -- sh -c "$1" 2>&1; }
 copy="$TB_DIR/state/sandboxes/g1/home"
 

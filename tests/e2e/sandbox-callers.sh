@@ -35,33 +35,15 @@ tap_todo() {
 	return 0
 }
 
-# user_make NAME UID: a user with a group of the same id; "made" when this
-# test made it (and so removes it), "kept" when it was there.
-user_make() {
-	have=$(getent passwd "$2" | cut -d: -f1)
-	if [ -n "$have" ]; then
-		[ "$have" = "$1" ] && { echo kept; return 0; }
-		return 1
-	fi
-	groupadd -g "$2" "$1" && useradd -M -N -u "$2" -g "$2" -d /nonexistent \
-		-s /usr/sbin/nologin "$1" && echo made
-}
-made_users=
 swapper=
+# callers_down: stops the swapper, if it runs.
 callers_down() {
 	[ -n "$swapper" ] && kill "$swapper" 2>/dev/null
-	tb_down
-	for u in $made_users; do userdel "$u" 2>/dev/null; groupdel "$u" 2>/dev/null; done
+	return 0
 }
-trap '_rc=$?; callers_down; exit $_rc' EXIT
-trap 'callers_down; trap - EXIT; exit 130' INT
-trap 'callers_down; trap - EXIT; exit 143' TERM
-
-for spec in ctest-a:$UID_A ctest-b:$UID_B; do
-	how=$(user_make "${spec%%:*}" "${spec#*:}") ||
-		{ echo "Bail out! uid ${spec#*:} belongs to another user"; exit 1; }
-	[ "$how" = made ] && made_users="$made_users ${spec%%:*}"
-done
+corral_install_traps callers_down
+corral_user_make ctest-a "$UID_A"
+corral_user_make ctest-b "$UID_B"
 tb_up || { echo "Bail out! no test bed"; exit 1; }
 
 port=$(tb_free_port)
@@ -78,27 +60,16 @@ chmod 0755 "$TB_DIR" "$users"
 mkdir -p "$TB_DIR/bin" && cp "$top_builddir/corral" "$TB_DIR/bin/corral"
 chmod -R a+rX "$TB_DIR/bin"
 
-corral_config "$TB_DIR/corrald.yaml" <<YAML
-host_proxy:
-  listen: 127.0.0.1:$port
-YAML
-corral_start corrald "$TB_DIR/corrald.yaml" "$port"
-sock="$TB_DIR/corrald.sock"
-# corrald makes its socket 0660 (root's group); this test opens it to every
-# local user so that ctest-a and ctest-b can reach it: what keeps them
-# apart must be corrald's peer-credential checks, not the file mode.
-chmod 0666 "$sock"
-corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
-as_user() {
-	u=$1; shift
-	tb_exec_host setpriv --reuid="$u" --regid="$u" --clear-groups \
-		"$top_builddir/corral" --socket "$sock" "$@"
-}
-as_a() { as_user "$UID_A" "$@"; }
-as_b() { as_user "$UID_B" "$@"; }
+# Opened to every local user for this test, so that ctest-a and ctest-b
+# can reach it.
+corral_start_shared "$port"
+sock=$CORRAL_SOCK
+corral() { corral_cli "$@"; }
+as_a() { corral_as "$UID_A" "$@"; }
+as_b() { corral_as "$UID_B" "$@"; }
 # listed USER_UID NAME: NAME is in USER's `sandbox list --json`.
 listed() {
-	as_user "$1" sandbox list --json | python3 -c "
+	corral_as "$1" sandbox list --json | python3 -c "
 import json, sys
 sys.exit(0 if any(s['name'] == sys.argv[1] for s in json.load(sys.stdin)) else 1)" "$2"
 }

@@ -81,6 +81,45 @@ send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t n_fds)
 	assert_int_equal(initproto_send(sock, &m), 0);
 }
 
+/* Sends P's message from one end and receives it whole at the other. */
+static void
+pass(struct pair *p)
+{
+	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+}
+
+/* Sends E with its flags word (the one after the id) set to FLAGS; checks
+ * the exec is refused as malformed and no descriptor of it is kept. */
+static void
+exec_with_flags_is_refused(struct pair *p, const struct initproto_exec *e, unsigned char flags)
+{
+	static struct initproto_exec got;
+	int before = count_fds();
+
+	initproto_exec_encode(p->m, e);
+	p->m->body[4] = flags;
+	pass(p);
+	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
+	assert_int_equal(errno, EBADMSG);
+	initproto_msg_clear(p->m);
+	assert_int_equal(count_fds(), before);
+}
+
+/* Sends the error message RAW (an id, then a text); checks the text is
+ * refused. */
+static void
+text_is_refused(struct pair *p, const unsigned char *raw, size_t len)
+{
+	const char *s;
+	uint32_t id;
+
+	send_raw(p->a, raw, len, NULL, 0);
+	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_get_u32(p->m, &id), 0);
+	assert_int_equal(initproto_get_str(p->m, &s), -1);
+}
+
 static void
 test_spec_round_trips_with_its_trees(void **state)
 {
@@ -97,8 +136,7 @@ test_spec_round_trips_with_its_trees(void **state)
 	s.root_fd[1] = fds[1];
 	s.home_fd = fds[0];
 	initproto_spec_encode(p->m, &s);
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	pass(p);
 	assert_int_equal(initproto_spec_decode(p->m, &got), 0);
 	assert_int_equal(got.uid, 1000);
 	assert_int_equal(got.gid, 1001);
@@ -126,8 +164,7 @@ test_exec_round_trips_in_pipes_and_tty_mode(void **state)
 		.argv = { "sh", "-c" }, .envc = 1, .envp = { "A=b" },
 		.stdio = { 0, 1, 2 }, .extra_fd = -1 };
 	initproto_exec_encode(p->m, &e);
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	pass(p);
 	assert_int_equal(initproto_exec_decode(p->m, &got), 0);
 	assert_int_equal(got.id, 7);
 	assert_string_equal(got.argv[1], "-c");
@@ -142,8 +179,7 @@ test_exec_round_trips_in_pipes_and_tty_mode(void **state)
 	e.rows = 24;
 	e.cols = 80;
 	initproto_exec_encode(p->m, &e);
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	pass(p);
 	assert_int_equal(initproto_exec_decode(p->m, &got), 0);
 	assert_true(got.tty);
 	assert_int_equal(got.cols, 80);
@@ -199,56 +235,30 @@ test_exec_carries_the_extra_descriptor_in_pipes_and_tty_mode(void **state)
 static void
 test_exec_with_the_extra_flag_but_no_descriptor_is_refused(void **state)
 {
-	struct pair *p = *state;
-	static struct initproto_exec e, got;
-	int before = count_fds();
+	static const struct initproto_exec e = { .id = 1, .cwd = "", .argc = 1,
+		.argv = { "true" }, .stdio = { 0, 1, 2 }, .extra_fd = -1 };
 
-	e = (struct initproto_exec){ .id = 1, .cwd = "", .argc = 1, .argv = { "true" },
-		.stdio = { 0, 1, 2 }, .extra_fd = -1 };
-	initproto_exec_encode(p->m, &e);
-	/* Set the extra flag (the word after the id) with only stdio attached. */
-	p->m->body[4] = 2;
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
-	assert_int_equal(errno, EBADMSG);
-	initproto_msg_clear(p->m);
-	assert_int_equal(count_fds(), before);
+	/* The extra flag with only stdio attached. */
+	exec_with_flags_is_refused(*state, &e, 2);
 }
 
 static void
 test_exec_with_an_unknown_flag_is_refused(void **state)
 {
-	struct pair *p = *state;
-	static struct initproto_exec e, got;
-
-	e = (struct initproto_exec){ .id = 1, .tty = true, .cwd = "", .argc = 1,
+	static const struct initproto_exec e = { .id = 1, .tty = true, .cwd = "", .argc = 1,
 		.argv = { "true" }, .stdio = { -1, -1, -1 }, .extra_fd = -1 };
-	initproto_exec_encode(p->m, &e);
-	p->m->body[4] = 5;
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
+
+	exec_with_flags_is_refused(*state, &e, 5);
 }
 
 static void
 test_exec_with_descriptors_in_tty_mode_is_refused(void **state)
 {
-	struct pair *p = *state;
-	static struct initproto_exec e, got;
-	int before = count_fds();
-
-	e = (struct initproto_exec){ .id = 1, .tty = false, .cwd = "", .argc = 1,
+	static const struct initproto_exec e = { .id = 1, .tty = false, .cwd = "", .argc = 1,
 		.argv = { "true" }, .stdio = { 0, 1, 2 }, .extra_fd = -1 };
-	initproto_exec_encode(p->m, &e);
-	/* Flip the tty flag (the word after the id) with the fds still attached. */
-	p->m->body[4] = 1;
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
-	assert_int_equal(errno, EBADMSG);
-	initproto_msg_clear(p->m);
-	assert_int_equal(count_fds(), before);
+
+	/* The tty flag with the fds still attached. */
+	exec_with_flags_is_refused(*state, &e, 1);
 }
 
 static void
@@ -262,8 +272,7 @@ test_fsop_round_trips_with_its_descriptors(void **state)
 	assert_int_equal(pipe(fds), 0);
 	f.out_fd = fds[1];
 	initproto_fsop_encode(p->m, &f);
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	pass(p);
 	assert_int_equal(initproto_fsop_decode(p->m, &got), 0);
 	assert_int_equal(got.id, 9);
 	assert_int_equal(got.op, FSOP_GREP);
@@ -275,8 +284,7 @@ test_fsop_round_trips_with_its_descriptors(void **state)
 	f.op = FSOP_WRITE;
 	f.in_fd = fds[0];
 	initproto_fsop_encode(p->m, &f);
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	pass(p);
 	assert_int_equal(initproto_fsop_decode(p->m, &got), 0);
 	assert_true(got.in_fd > 2 && got.out_fd > 2);
 	close(got.in_fd);
@@ -295,8 +303,7 @@ test_fsop_with_an_unknown_op_is_refused_and_its_fds_closed(void **state)
 
 	f.out_fd = 1;
 	initproto_fsop_encode(p->m, &f);
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	pass(p);
 	assert_int_equal(initproto_fsop_decode(p->m, &got), -1);
 	initproto_msg_clear(p->m);
 	assert_int_equal(count_fds(), before);
@@ -311,8 +318,7 @@ test_fsop_with_the_input_flag_but_one_descriptor_is_refused(void **state)
 
 	initproto_fsop_encode(p->m, &f);
 	p->m->body[8] = 1;      /* the flags word, after id and op */
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	pass(p);
 	assert_int_equal(initproto_fsop_decode(p->m, &got), -1);
 	initproto_msg_clear(p->m);
 }
@@ -361,43 +367,25 @@ test_exec_without_arguments_is_refused(void **state)
 static void
 test_text_without_its_nul_is_refused(void **state)
 {
-	struct pair *p = *state;
-	unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'a', 'b', 'c' };
-	const char *s;
-	uint32_t id;
+	static const unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'a', 'b', 'c' };
 
-	send_raw(p->a, raw, sizeof(raw), NULL, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_get_u32(p->m, &id), 0);
-	assert_int_equal(initproto_get_str(p->m, &s), -1);
+	text_is_refused(*state, raw, sizeof(raw));
 }
 
 static void
 test_text_with_a_nul_inside_is_refused(void **state)
 {
-	struct pair *p = *state;
-	unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'a', 0, 0 };
-	const char *s;
-	uint32_t id;
+	static const unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 'a', 0, 0 };
 
-	send_raw(p->a, raw, sizeof(raw), NULL, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_get_u32(p->m, &id), 0);
-	assert_int_equal(initproto_get_str(p->m, &s), -1);
+	text_is_refused(*state, raw, sizeof(raw));
 }
 
 static void
 test_text_longer_than_the_message_is_refused(void **state)
 {
-	struct pair *p = *state;
-	unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 'a', 0 };
-	const char *s;
-	uint32_t id;
+	static const unsigned char raw[] = { INITPROTO_ERROR, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 'a', 0 };
 
-	send_raw(p->a, raw, sizeof(raw), NULL, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_get_u32(p->m, &id), 0);
-	assert_int_equal(initproto_get_str(p->m, &s), -1);
+	text_is_refused(*state, raw, sizeof(raw));
 }
 
 static void

@@ -4,6 +4,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "broker/runtab.h"
 
 #define TEST_NOW_US INT64_C(1700000000000000)
+#define TEST_WATCHER_INIT { .w = { test_on_output, test_on_done, NULL } }
 
 /* A watcher that counts what it hears. */
 struct test_watcher {
@@ -55,6 +57,34 @@ finish(struct run *r, int code)
 	struct run_result res = { .exit_code = code };
 
 	run_finish(r, &res, NULL);
+}
+
+/* A fresh table T holding one run "a", watched by TW. */
+static struct run *
+watched_run(struct runtab *t, struct test_watcher *tw)
+{
+	struct run *r;
+
+	runtab_init(t);
+	r = add(t, "a");
+	run_watch(r, &tw->w);
+	return r;
+}
+
+/* A fresh table T filled with runs r0, r1, ...; finished ones if FINISHED. */
+static void
+fill(struct runtab *t, bool finished)
+{
+	char id[16];
+
+	runtab_init(t);
+	for (int i = 0; i < RUNTAB_RUNS_MAX; i++) {
+		snprintf(id, sizeof(id), "r%d", i);
+		if (finished)
+			finish(add(t, id), 0);
+		else
+			add(t, id);
+	}
 }
 
 static void
@@ -179,13 +209,10 @@ test_a_wrapped_ring_reads_back_in_order(void **state)
 static void
 test_watchers_hear_each_chunk_then_the_end_once(void **state)
 {
-	struct test_watcher tw = { .w = { test_on_output, test_on_done, NULL } };
+	struct test_watcher tw = TEST_WATCHER_INIT;
 	struct runtab t;
-	struct run *r;
+	struct run *r = watched_run(&t, &tw);
 
-	runtab_init(&t);
-	r = add(&t, "a");
-	run_watch(r, &tw.w);
 	run_output_append(r, (const uint8_t *)"abc", 3);
 	run_output_append(r, (const uint8_t *)"de", 2);
 	finish(r, 0);
@@ -200,13 +227,10 @@ test_watchers_hear_each_chunk_then_the_end_once(void **state)
 static void
 test_an_unwatched_watcher_hears_nothing_more(void **state)
 {
-	struct test_watcher tw = { .w = { test_on_output, test_on_done, NULL } };
+	struct test_watcher tw = TEST_WATCHER_INIT;
 	struct runtab t;
-	struct run *r;
+	struct run *r = watched_run(&t, &tw);
 
-	runtab_init(&t);
-	r = add(&t, "a");
-	run_watch(r, &tw.w);
 	run_unwatch(r, &tw.w);
 	run_output_append(r, (const uint8_t *)"abc", 3);
 	finish(r, 0);
@@ -219,14 +243,9 @@ test_an_unwatched_watcher_hears_nothing_more(void **state)
 static void
 test_a_full_table_drops_the_oldest_finished_run(void **state)
 {
-	char id[16];
 	struct runtab t;
 
-	runtab_init(&t);
-	for (int i = 0; i < RUNTAB_RUNS_MAX; i++) {
-		snprintf(id, sizeof(id), "r%d", i);
-		finish(add(&t, id), 0);
-	}
+	fill(&t, true);
 	add(&t, "new");
 	assert_int_equal(t.count, RUNTAB_RUNS_MAX);
 	assert_null(runtab_find(&t, "r0"));
@@ -238,14 +257,9 @@ test_a_full_table_drops_the_oldest_finished_run(void **state)
 static void
 test_a_table_full_of_runs_in_flight_refuses(void **state)
 {
-	char id[16];
 	struct runtab t;
 
-	runtab_init(&t);
-	for (int i = 0; i < RUNTAB_RUNS_MAX; i++) {
-		snprintf(id, sizeof(id), "r%d", i);
-		add(&t, id);
-	}
+	fill(&t, false);
 	assert_null(runtab_add(&t, "new", "main", "true", 1, TEST_NOW_US));
 	assert_non_null(runtab_find(&t, "r0"));
 	runtab_clear(&t);
@@ -311,13 +325,10 @@ test_run_ids_are_short_and_plain(void **state)
 static void
 test_an_error_ends_a_run_without_result(void **state)
 {
-	struct test_watcher tw = { .w = { test_on_output, test_on_done, NULL } };
+	struct test_watcher tw = TEST_WATCHER_INIT;
 	struct runtab t;
-	struct run *r;
+	struct run *r = watched_run(&t, &tw);
 
-	runtab_init(&t);
-	r = add(&t, "a");
-	run_watch(r, &tw.w);
 	run_finish(r, NULL, "the sandbox was deleted");
 	assert_int_equal(r->state, RUN_DONE);
 	assert_string_equal(r->error, "the sandbox was deleted");

@@ -52,6 +52,78 @@ corral_start() {
 	exit 1
 }
 
+# corral_start_shared PORT: corrald in the test host, its host proxy on
+# PORT, its control socket (CORRAL_SOCK) opened to every local user: what
+# keeps the users apart must then be corrald's peer-credential checks, not
+# the file mode (corrald makes it 0660, root's group).
+corral_start_shared() {
+	corral_config "$TB_DIR/corrald.yaml" <<YAML
+host_proxy:
+  listen: 127.0.0.1:$1
+YAML
+	corral_start corrald "$TB_DIR/corrald.yaml" "$1"
+	CORRAL_SOCK="$TB_DIR/corrald.sock"
+	chmod 0666 "$CORRAL_SOCK"
+}
+
+# corral_cli ARG...: the corral CLI in the test host, as root, on CORRAL_SOCK.
+corral_cli() {
+	tb_exec_host "$top_builddir/corral" --socket "$CORRAL_SOCK" "$@"
+}
+
+# corral_as UID ARG...: the corral CLI in the test host as UID (its group
+# too, no other), on CORRAL_SOCK.
+corral_as() {
+	_corral_uid=$1
+	shift
+	tb_exec_host setpriv --reuid="$_corral_uid" --regid="$_corral_uid" --clear-groups \
+		"$top_builddir/corral" --socket "$CORRAL_SOCK" "$@"
+}
+
+# corral_user_make NAME UID: a local user NAME whose uid and group are UID,
+# for a test of several callers. One the test made is removed by
+# corral_users_down; one that was there is kept. Bails out when UID is
+# another user's.
+CORRAL_MADE_USERS=
+corral_user_make() {
+	_corral_have=$(getent passwd "$2" | cut -d: -f1)
+	if [ -n "$_corral_have" ]; then
+		[ "$_corral_have" = "$1" ] && return 0
+		echo "Bail out! uid $2 belongs to another user"
+		exit 1
+	fi
+	groupadd -g "$2" "$1" || { echo "Bail out! cannot make the group $1"; exit 1; }
+	CORRAL_MADE_USERS="$CORRAL_MADE_USERS $1"
+	useradd -M -N -u "$2" -g "$2" -d /nonexistent -s /usr/sbin/nologin "$1" ||
+		{ echo "Bail out! cannot make the user $1"; exit 1; }
+}
+
+# corral_users_down: removes the users (and groups) corral_user_make made.
+corral_users_down() {
+	for _corral_u in $CORRAL_MADE_USERS; do
+		userdel "$_corral_u" 2>/dev/null
+		groupdel "$_corral_u" 2>/dev/null
+	done
+	CORRAL_MADE_USERS=
+}
+
+# corral_install_traps [DOWN]: on exit or signal, runs DOWN (a command of
+# the test's, if any), takes the bed down and removes the users the test
+# made (tb_install_traps for tests that make users).
+corral_install_traps() {
+	_corral_down=${1:-:}
+	# shellcheck disable=SC2154 # _corral_rc is set by the trap itself
+	trap '_corral_rc=$?; corral_down; exit $_corral_rc' EXIT
+	trap 'corral_down; trap - EXIT; exit 130' INT
+	trap 'corral_down; trap - EXIT; exit 143' TERM
+}
+
+corral_down() {
+	$_corral_down
+	tb_down
+	corral_users_down
+}
+
 # corral_ledger_has KEY=VALUE...: true when a record of the bed's ledger
 # has every KEY with VALUE (as text).
 corral_ledger_has() {
