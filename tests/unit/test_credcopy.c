@@ -250,6 +250,42 @@ need_ready(void)
 		skip();
 }
 
+/* The made-up home, and the grants NAMES copied from it; the result. */
+static struct credcopy_result *
+copy_home(const char *const *names)
+{
+	need_ready();
+	mk_home();
+	return copy_ok(names);
+}
+
+/* Copies as S says, expecting a failure; its message. */
+static char *
+spec_fails(const struct credcopy_spec *s)
+{
+	struct credcopy_result *r = NULL;
+	char *err = NULL;
+
+	assert_int_equal(credcopy_copy(s, &r, &err), -1);
+	assert_null(r);
+	assert_non_null(err);
+	return err;
+}
+
+/* Checks that the grant NAME did not copy REL and reports it skipped, for a
+ * reason that says WHY (NULL: any reason). */
+static void
+assert_skipped(const struct credcopy_result *r, const char *name, const char *rel,
+    const char *why)
+{
+	const char *reason = skip_reason(applied(r, name), rel);
+
+	assert_false(exists_in(dst, rel));
+	assert_non_null(reason);
+	if (why != NULL)
+		assert_non_null(strstr(reason, why));
+}
+
 static int
 setup_all(void **state)
 {
@@ -320,9 +356,7 @@ test_copied_files_are_0600_owned_by_run_as(void **state)
 	char text[TEST_TEXT_MAX_BYTES];
 
 	(void)state;
-	need_ready();
-	mk_home();
-	r = copy_ok(names);
+	r = copy_home(names);
 	assert_owned(".ssh/id_ed25519", 0600);
 	assert_owned(".ssh/id_ed25519.pub", 0600);
 	assert_owned(".ssh/known_hosts", 0600);
@@ -362,9 +396,7 @@ test_ssh_config_names_the_copied_identity_file(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
-	need_ready();
-	mk_home();
-	r = copy_ok(names);
+	r = copy_home(names);
 	read_text(dst, ".ssh/config", text);
 	snprintf(want, sizeof(want), "\tIdentityFile %s/.ssh/id_ed25519\n", dst);
 	assert_non_null(strstr(text, want));
@@ -407,9 +439,7 @@ test_env_has_git_ssh_command_with_f_and_gh_config_dir(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
-	need_ready();
-	mk_home();
-	r = copy_ok(names);
+	r = copy_home(names);
 	snprintf(want, sizeof(want), "ssh -F %s/.ssh/config", dst);
 	assert_non_null(env_of(r, "GIT_SSH_COMMAND"));
 	assert_string_equal(env_of(r, "GIT_SSH_COMMAND"), want);
@@ -427,9 +457,7 @@ test_each_grant_reports_its_hosts(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
-	need_ready();
-	mk_home();
-	r = copy_ok(names);
+	r = copy_home(names);
 	a = applied(r, "ssh");
 	assert_int_equal(a->nhosts, 2);
 	assert_string_equal(a->hosts[0], "github.com:22");
@@ -449,9 +477,7 @@ test_gitconfig_is_copied_with_any_grant(void **state)
 	struct credcopy_result *r;
 
 	(void)state;
-	need_ready();
-	mk_home();
-	r = copy_ok(names);
+	r = copy_home(names);
 	read_text(dst, ".gitconfig", text);
 	assert_string_equal(text, "[user]\n\tname = Test\n");
 	assert_true(was_copied(applied(r, CREDCOPY_GITCONFIG_NAME), ".gitconfig"));
@@ -516,7 +542,6 @@ test_symlink_key_pointing_outside_is_skipped_and_reported(void **state)
 	static const char *const names[] = { "ssh", NULL };
 	char outside[PATH_MAX], p[PATH_MAX];
 	struct credcopy_result *r;
-	const char *why;
 
 	(void)state;
 	need_ready();
@@ -527,10 +552,7 @@ test_symlink_key_pointing_outside_is_skipped_and_reported(void **state)
 	path_in(p, src, ".ssh/id_rsa");
 	assert_int_equal(symlink(outside, p), 0);
 	r = copy_ok(names);
-	assert_false(exists_in(dst, ".ssh/id_rsa"));
-	why = skip_reason(applied(r, "ssh"), ".ssh/id_rsa");
-	assert_non_null(why);
-	assert_non_null(strstr(why, "symbolic link"));
+	assert_skipped(r, "ssh", ".ssh/id_rsa", "symbolic link");
 	credcopy_result_free(r);
 }
 
@@ -550,8 +572,7 @@ test_symlink_to_a_file_run_as_cannot_read_is_not_copied(void **state)
 	path_in(secret, src, ".ssh/id_secret");
 	assert_int_equal(symlink(p, secret), 0);
 	r = copy_ok(names);
-	assert_false(exists_in(dst, ".ssh/id_secret"));
-	assert_non_null(skip_reason(applied(r, "ssh"), ".ssh/id_secret"));
+	assert_skipped(r, "ssh", ".ssh/id_secret", NULL);
 	credcopy_result_free(r);
 }
 
@@ -560,7 +581,6 @@ test_file_run_as_cannot_read_is_skipped_as_unreadable(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
 	struct credcopy_result *r;
-	const char *why;
 
 	(void)state;
 	need_ready();
@@ -568,10 +588,7 @@ test_file_run_as_cannot_read_is_skipped_as_unreadable(void **state)
 	/* Root could read it: the copier is not root. */
 	mk_file_as(src, ".ssh/id_root", TEST_KEY, 0600, 0);
 	r = copy_ok(names);
-	assert_false(exists_in(dst, ".ssh/id_root"));
-	why = skip_reason(applied(r, "ssh"), ".ssh/id_root");
-	assert_non_null(why);
-	assert_non_null(strstr(why, "may not read"));
+	assert_skipped(r, "ssh", ".ssh/id_root", "may not read");
 	credcopy_result_free(r);
 }
 
@@ -603,7 +620,6 @@ test_fifo_is_skipped(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
 	struct credcopy_result *r;
-	const char *why;
 	char p[PATH_MAX];
 
 	(void)state;
@@ -613,20 +629,16 @@ test_fifo_is_skipped(void **state)
 	assert_int_equal(mkfifo(p, 0600), 0);
 	assert_int_equal(chown(p, TEST_UID, TEST_GID), 0);
 	r = copy_ok(names);
-	assert_false(exists_in(dst, ".ssh/agent.fifo"));
-	why = skip_reason(applied(r, "ssh"), ".ssh/agent.fifo");
-	assert_non_null(why);
-	assert_non_null(strstr(why, "not a regular file"));
+	assert_skipped(r, "ssh", ".ssh/agent.fifo", "not a regular file");
 	credcopy_result_free(r);
 }
 
 static void
 test_file_cap_is_enforced(void **state)
 {
-	struct credcopy_result *r = NULL;
 	struct credcopy_grant g;
 	struct credcopy_spec s;
-	char *err = NULL;
+	char *err;
 
 	(void)state;
 	need_ready();
@@ -634,9 +646,7 @@ test_file_cap_is_enforced(void **state)
 	grant("ssh", &g);
 	s = spec_for(&g, 1);
 	s.files_max = 2;
-	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
-	assert_null(r);
-	assert_non_null(err);
+	err = spec_fails(&s);
 	assert_non_null(strstr(err, "grant ssh: copies more than 2 files (the limit per grant)"));
 	free(err);
 }
@@ -644,10 +654,9 @@ test_file_cap_is_enforced(void **state)
 static void
 test_byte_cap_is_enforced(void **state)
 {
-	struct credcopy_result *r = NULL;
 	struct credcopy_grant g;
 	struct credcopy_spec s;
-	char *err = NULL;
+	char *err;
 
 	(void)state;
 	need_ready();
@@ -655,8 +664,7 @@ test_byte_cap_is_enforced(void **state)
 	grant("gh", &g);
 	s = spec_for(&g, 1);
 	s.bytes_max = strlen(TEST_TOKEN) - 1;
-	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
-	assert_non_null(err);
+	err = spec_fails(&s);
 	assert_non_null(strstr(err, "grant gh: copies more than"));
 	assert_non_null(strstr(err, "bytes (the limit per grant)"));
 	free(err);
@@ -668,7 +676,6 @@ test_depth_cap_is_enforced(void **state)
 	static char *paths[] = { (char *)(uintptr_t)".deep" };
 	struct config_credential c = { .name = (char *)(uintptr_t)"deep", .paths = paths,
 	    .npaths = 1 };
-	struct credcopy_result *r = NULL;
 	char rel[PATH_MAX] = ".deep";
 	struct credcopy_grant g;
 	struct credcopy_spec s;
@@ -685,8 +692,7 @@ test_depth_cap_is_enforced(void **state)
 	mk_file(src, rel, "deep\n");
 	assert_int_equal(credcopy_grant_find("deep", &c, 1, &g, &err), 0);
 	s = spec_for(&g, 1);
-	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
-	assert_non_null(err);
+	err = spec_fails(&s);
 	assert_non_null(strstr(err, "folders deep (the limit)"));
 	free(err);
 }
@@ -759,21 +765,20 @@ test_config_grant_copies_its_paths_and_expands_home_in_env(void **state)
 static void
 test_run_as_root_is_refused(void **state)
 {
-	struct credcopy_result *r = NULL;
 	struct credcopy_grant g;
 	struct credcopy_spec s;
-	char *err = NULL;
+	char *err;
 
 	(void)state;
 	grant("gh", &g);
 	s = spec_for(&g, 1);
 	s.uid = 0;
-	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
+	err = spec_fails(&s);
 	assert_non_null(strstr(err, "never copied as root"));
 	free(err);
 	/* -1 is "unchanged" to setresuid(): the child would stay root. */
 	s.uid = (uid_t)-1;
-	assert_int_equal(credcopy_copy(&s, &r, &err), -1);
+	err = spec_fails(&s);
 	assert_non_null(strstr(err, "never copied as root"));
 	free(err);
 }
@@ -832,9 +837,7 @@ test_clear_removes_everything_and_follows_no_link(void **state)
 	struct stat st;
 
 	(void)state;
-	need_ready();
-	mk_home();
-	r = copy_ok(names);
+	r = copy_home(names);
 	credcopy_result_free(r);
 	/* What a workload may leave: a link out, a folder it made unreadable. */
 	snprintf(target, sizeof(target), "keep%d", serial);
