@@ -111,11 +111,6 @@ monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create 
 	initproto_put_str(m, r->name);
 	initproto_put_u32(m, r->uid);
 	initproto_put_u32(m, r->gid);
-	initproto_put_u32(m, r->caller_uid);
-	initproto_put_u32(m, r->caller_gid);
-	initproto_put_u32(m, (uint32_t)r->n_caller_groups);
-	for (size_t i = 0; i < r->n_caller_groups; i++)
-		initproto_put_u32(m, r->caller_groups[i]);
 	initproto_put_u32(m, (uint32_t)r->n_roots);
 	for (size_t i = 0; i < r->n_roots; i++) {
 		initproto_put_str(m, r->roots[i].path);
@@ -133,25 +128,17 @@ monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create 
 		initproto_put_str(m, r->grants[i]);
 }
 
+/* run_as. Who the caller is travels as its connection, not as numbers:
+ * the monitor reads it there itself. */
 static int
 monitor_wire_create_ids(struct initproto_msg *m, struct monitor_wire_create *out)
 {
-	struct monitor_create *r = &out->req;
-	uint32_t uid, gid, cuid, cgid, n;
+	uint32_t uid, gid;
 
-	if (initproto_get_u32(m, &uid) == -1 || initproto_get_u32(m, &gid) == -1 ||
-	    initproto_get_u32(m, &cuid) == -1 || initproto_get_u32(m, &cgid) == -1 ||
-	    initproto_get_u32(m, &n) == -1 || n > MONITOR_WIRE_GROUPS_MAX)
+	if (initproto_get_u32(m, &uid) == -1 || initproto_get_u32(m, &gid) == -1)
 		return monitor_wire_bad();
-	r->uid = uid;
-	r->gid = gid;
-	r->caller_uid = cuid;
-	r->caller_gid = cgid;
-	for (uint32_t i = 0; i < n; i++)
-		if (initproto_get_u32(m, &out->groups[i]) == -1)
-			return monitor_wire_bad();
-	r->caller_groups = out->groups;
-	r->n_caller_groups = n;
+	out->req.uid = uid;
+	out->req.gid = gid;
 	return 0;
 }
 

@@ -25,7 +25,6 @@
 #include "broker/init/initproto.h"
 #include "broker/monitor.h"
 
-#define MONITOR_WIRE_GROUPS_MAX 64      /* caller's supplementary groups carried */
 #define MONITOR_WIRE_ROOTS_MAX 32       /* roots of one sandbox */
 #define MONITOR_WIRE_LIVE_MAX 4096      /* live names in one REAP */
 #define MONITOR_WIRE_REAPED_MAX 256     /* removals listed in one REAPED (all are counted) */
@@ -58,10 +57,11 @@ struct monitor_hello {
 	int map_fd;                     /* the identification map, or -1 */
 };
 
-/* A decoded CREATE: the request and the storage its pointers lead into. */
+/* A decoded CREATE: the request and the storage its pointers lead into.
+ * Its caller_* fields are left empty: the monitor fills them from
+ * req.caller_fd. */
 struct monitor_wire_create {
 	struct monitor_create req;
-	gid_t groups[MONITOR_WIRE_GROUPS_MAX];
 	struct spawn_root roots[MONITOR_WIRE_ROOTS_MAX];
 	const char *grants[MONITOR_GRANTS_MAX];
 };

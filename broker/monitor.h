@@ -44,8 +44,8 @@ struct monitor_create {
 	const char *name;
 	uid_t uid;                      /* run_as, never 0 */
 	gid_t gid;
-	uid_t caller_uid;               /* the roots are opened with the caller's rights */
-	gid_t caller_gid;
+	uid_t caller_uid;               /* the roots are opened with the caller's rights: */
+	gid_t caller_gid;               /* the monitor fills these four from caller_fd */
 	const gid_t *caller_groups;
 	size_t n_caller_groups;
 	const struct spawn_root *roots;

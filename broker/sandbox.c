@@ -591,10 +591,6 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->name = p->name;
 	mc->uid = p->uid;
 	mc->gid = p->gid;
-	mc->caller_uid = p->caller->uid;
-	mc->caller_gid = p->caller->gid;
-	mc->caller_groups = p->caller->groups;
-	mc->n_caller_groups = p->caller->ngroups;
 	mc->roots = p->roots;
 	mc->n_roots = p->nroots;
 	mc->workdir = req->cwd[0] != '\0' ? req->cwd : NULL;
