@@ -37,7 +37,8 @@ struct namemap {
 	uint32_t seed;
 	uint64_t answers;                       /* counts every namemap_add that stored */
 	struct namemap_entry *newest, *oldest;
-	struct namemap_entry *free;
+	struct namemap_entry *free;             /* slots given back */
+	size_t untouched;                       /* entries[untouched..max) never used yet */
 };
 
 static size_t
@@ -87,10 +88,6 @@ namemap_new(size_t max_entries)
 	if (m->entries == NULL || m->buckets == NULL) {
 		namemap_free(m);
 		return NULL;
-	}
-	for (size_t i = max_entries; i-- > 0;) {
-		m->entries[i].older = m->free;
-		m->free = &m->entries[i];
 	}
 	m->seed = namemap_seed();
 	return m;
@@ -180,12 +177,16 @@ namemap_find(const struct namemap *m, uint32_t hash, int family, const uint8_t *
 	return NULL;
 }
 
-/* A free slot, dropping the least recently answered pair when full. */
+/* A free slot, dropping the least recently answered pair when full. The
+ * slots are handed out in order the first time: a sandbox that asks few
+ * names never touches (so never holds) the pages of the rest. */
 static struct namemap_entry *
 namemap_take_slot(struct namemap *m)
 {
 	struct namemap_entry *e;
 
+	if (m->free == NULL && m->untouched < m->max)
+		return &m->entries[m->untouched++];
 	if (m->free == NULL)
 		namemap_remove(m, m->oldest);
 	e = m->free;
