@@ -10,12 +10,14 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -114,15 +116,36 @@ privsep_send_text(struct privsep_monitor *pm, enum monitor_wire_type type, const
 	privsep_send(pm->fd, pm->out);
 }
 
-/* Who is on the client connection FD, as the kernel says. */
+/* True when FD is a connection accepted on the control socket at PATH:
+ * its local name is that path. A socket the broker connected elsewhere
+ * (to a root daemon's socket, say) would name root as its peer; it has
+ * another local name, or none. */
+static bool
+privsep_from_control_socket(int fd, const char *path)
+{
+	struct sockaddr_un sun;
+	socklen_t len = sizeof(sun);
+	int type = 0;
+	socklen_t tlen = sizeof(type);
+
+	if (path == NULL || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == -1 ||
+	    type != SOCK_STREAM || getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
+	    sun.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un, sun_path))
+		return false;
+	return strncmp(sun.sun_path, path, sizeof(sun.sun_path)) == 0;
+}
+
+/* Who is on the client connection FD, as the kernel says; -1 unless FD is
+ * a connection to the control socket at PATH. */
 static int
-privsep_peer(int fd, struct sandbox_caller *who)
+privsep_peer(int fd, const char *path, struct sandbox_caller *who)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred), glen = sizeof(who->groups);
 
 	memset(who, 0, sizeof(*who));
-	if (fd == -1 || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
+	if (fd == -1 || !privsep_from_control_socket(fd, path) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, who->groups, &glen) == -1)
 		return -1;
 	who->uid = cred.uid;
@@ -136,13 +159,13 @@ privsep_peer(int fd, struct sandbox_caller *who)
  * rules again (DESIGN section 2): a subverted broker cannot pick another
  * user's rights or groups. NULL, or why the request is refused. */
 static const char *
-privsep_identify(struct monitor_wire_create *w, struct sandbox_caller *who)
+privsep_identify(struct monitor_wire_create *w, const char *path, struct sandbox_caller *who)
 {
 	struct monitor_create *r = &w->req;
 	const struct passwd *pw;
 
-	if (privsep_peer(r->caller_fd, who) == -1)
-		return "refused: the caller's connection is not a socket it can read";
+	if (privsep_peer(r->caller_fd, path, who) == -1)
+		return "refused: that is not a connection to the control socket";
 	r->caller_uid = who->uid;
 	r->caller_gid = who->gid;
 	r->caller_groups = who->groups;
@@ -169,7 +192,7 @@ privsep_on_create(struct privsep_monitor *pm)
 		free(req);
 		return;
 	}
-	refusal = privsep_identify(req, &who);
+	refusal = privsep_identify(req, pm->setup->socket_path, &who);
 	if (refusal != NULL) {
 		privsep_send_text(pm, MONITOR_FAILED, refusal);
 	} else if (pm->m == NULL) {
@@ -266,7 +289,7 @@ privsep_on_owner(struct privsep_monitor *pm)
 		return;
 	}
 	/* Root's question only: the kernel says who is on that connection. */
-	if (privsep_peer(conn, &who) == -1 || who.uid != 0) {
+	if (privsep_peer(conn, pm->setup->socket_path, &who) == -1 || who.uid != 0) {
 		close(conn);
 		privsep_send_text(pm, MONITOR_FAILED, "refused: only root's requests may ask");
 		return;
