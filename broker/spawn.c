@@ -30,6 +30,9 @@
 
 #define SPAWN_NAME_MAX_BYTES 63
 #define SPAWN_GROUPS_MAX 256            /* supplementary groups of one caller */
+#define SPAWN_OPEN_TIMEOUT_MS 5000      /* for the caller's folders to open */
+#define SPAWN_OPENED 200                /* the opening child's answers: the descriptors, */
+#define SPAWN_OPEN_REFUSED 201          /* or why not */
 #define SPAWN_CHILD_STACK_BYTES (64 * 1024)     /* the clone's, until it execs */
 
 _Static_assert(SPAWN_ROOTS_MAX == INITPROTO_ROOTS_MAX, "one limit of roots");
@@ -215,17 +218,12 @@ spawn_open_root(const struct spawn_root *r, char **err)
 	return fd;
 }
 
-/* Takes the caller's file-system identity on this thread only: fsuid,
- * fsgid and groups (which also drops the capabilities that bypass file
- * permissions). SAVED keeps the groups to come back to. */
+/* Takes the caller's file-system identity: fsuid, fsgid and groups (which
+ * also drops the capabilities that bypass file permissions). Done in the
+ * child that opens for the caller, which ends right after. */
 static int
-spawn_become_caller(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-    gid_t *saved, long *n_saved, char **err)
+spawn_become_caller(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, char **err)
 {
-	*n_saved = syscall(SYS_getgroups, SPAWN_GROUPS_MAX, saved);
-	if (*n_saved == -1)
-		return spawn_refuse(err, "getgroups: %s", strerror(errno));
-	/* The raw calls change this thread alone; glibc's would change all. */
 	if (syscall(SYS_setgroups, ngroups, groups) == -1)
 		return spawn_refuse(err, "setgroups: %s", strerror(errno));
 	setfsgid(gid);
@@ -235,52 +233,137 @@ spawn_become_caller(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
 	return 0;
 }
 
-static void
-spawn_become_self(const gid_t *saved, long n_saved)
+/* Whose rights a child opens with, and what it opens. */
+struct spawn_opener {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+	int (*open)(const void *arg, int *fds, char **err);    /* N descriptors into FDS */
+	const void *arg;
+	size_t n;
+};
+
+/* The child: opens as the caller and sends the descriptors, or why not. */
+static void __attribute__((noreturn))
+spawn_open_child(int sock, const struct spawn_opener *o)
 {
-	setfsuid(0);
-	setfsgid(0);
-	/* Failing to become ourselves again is a broken invariant. */
-	if (syscall(SYS_setgroups, (size_t)n_saved, saved) == -1 || setfsuid((uid_t)-1) != 0)
-		abort();
+	struct initproto_msg *m = malloc(sizeof(*m));
+	int fds[SPAWN_ROOTS_MAX + 1];
+	char *err = NULL;
+
+	if (m == NULL)
+		_exit(1);
+	if (spawn_become_caller(o->uid, o->gid, o->groups, o->ngroups, &err) == 0 &&
+	    o->open(o->arg, fds, &err) == 0) {
+		initproto_msg_init(m, (enum initproto_type)SPAWN_OPENED);
+		for (size_t i = 0; i < o->n; i++)
+			initproto_put_fd(m, fds[i]);
+	} else {
+		initproto_msg_init(m, (enum initproto_type)SPAWN_OPEN_REFUSED);
+		initproto_put_str(m, err != NULL ? err : "cannot open");
+	}
+	_exit(initproto_send(sock, m) == 0 ? 0 : 1);
+}
+
+/* The child's answer on SOCK, waited for with a deadline. */
+static int
+spawn_open_answer(int sock, const struct spawn_opener *o, int *fds, char **err)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	struct initproto_msg *m = xmalloc(sizeof(*m));
+	const char *text;
+	int rc = -1;
+
+	initproto_msg_init(m, 0);
+	if (poll(&p, 1, SPAWN_OPEN_TIMEOUT_MS) != 1)
+		spawn_refuse(err, "opening the folders as the caller took more than %d ms "
+		    "(a file system that does not answer?)", SPAWN_OPEN_TIMEOUT_MS);
+	else if (initproto_recv(sock, m) != 1)
+		spawn_refuse(err, "the folders could not be opened as the caller");
+	else if (m->type == SPAWN_OPEN_REFUSED && initproto_get_str(m, &text) == 0)
+		spawn_refuse(err, "%s", text);
+	else if (m->type != SPAWN_OPENED || initproto_get_end(m, o->n) == -1)
+		spawn_refuse(err, "the folders could not be opened as the caller");
+	else
+		rc = 0;
+	for (size_t i = 0; rc == 0 && i < o->n; i++)
+		fds[i] = initproto_take_fd(m, i);
+	initproto_msg_clear(m);
+	free(m);
+	return rc;
+}
+
+/* Runs O in a child that takes the caller's identity, and takes its
+ * descriptors back: a file system that never answers (a user's FUSE
+ * mount) holds that child, which is killed at the deadline, never the
+ * monitor that serves everyone. */
+static int
+spawn_open_as(const struct spawn_opener *o, int *fds, char **err)
+{
+	int sv[2], rc;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return spawn_refuse(err, "socketpair: %s", strerror(errno));
+	if ((pid = fork()) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return spawn_refuse(err, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		spawn_open_child(sv[1], o);
+	}
+	close(sv[1]);
+	rc = spawn_open_answer(sv[0], o, fds, err);
+	close(sv[0]);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	return rc;
+}
+
+static int
+spawn_open_each_root(const void *arg, int *fds, char **err)
+{
+	const struct spawn_spec *s = arg;
+
+	for (size_t i = 0; i < s->n_roots; i++)
+		if ((fds[i] = spawn_open_root(&s->roots[i], err)) == -1)
+			return -1;
+	return 0;
 }
 
 /* Opens every root of S into FDS as the caller. */
 static int
 spawn_open_roots(const struct spawn_spec *s, int *fds, char **err)
 {
-	gid_t saved[SPAWN_GROUPS_MAX];
-	long n_saved = -1;
-	size_t i;
-	int rc;
+	struct spawn_opener o = { s->caller_uid, s->caller_gid, s->caller_groups,
+	    s->n_caller_groups, spawn_open_each_root, s, s->n_roots };
 
-	rc = spawn_become_caller(s->caller_uid, s->caller_gid, s->caller_groups,
-	    s->n_caller_groups, saved, &n_saved, err);
-	for (i = 0; rc == 0 && i < s->n_roots; i++) {
-		fds[i] = spawn_open_root(&s->roots[i], err);
-		if (fds[i] == -1)
-			rc = -1;
-	}
-	if (n_saved != -1)
-		spawn_become_self(saved, n_saved);
-	return rc;
+	return spawn_open_as(&o, fds, err);
+}
+
+static int
+spawn_open_one_dir(const void *arg, int *fds, char **err)
+{
+	const char *path = arg;
+
+	if ((fds[0] = spawn_open_path(path)) == -1)
+		return spawn_refuse(err, "%s: %s%s", path, strerror(errno), errno == ELOOP ?
+		    " (a symlink is on the path: name the folder it leads to)" : "");
+	return 0;
 }
 
 int
 spawn_open_dir_as(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, const char *path,
     char **err)
 {
-	gid_t saved[SPAWN_GROUPS_MAX];
-	long n_saved = -1;
+	struct spawn_opener o = { uid, gid, groups, ngroups, spawn_open_one_dir, path, 1 };
 	int fd = -1;
 
-	if (spawn_become_caller(uid, gid, groups, ngroups, saved, &n_saved, err) == 0 &&
-	    (fd = spawn_open_path(path)) == -1)
-		spawn_refuse(err, "%s: %s%s", path, strerror(errno), errno == ELOOP ?
-		    " (a symlink is on the path: name the folder it leads to)" : "");
-	if (n_saved != -1)
-		spawn_become_self(saved, n_saved);
-	return fd;
+	return spawn_open_as(&o, &fd, err) == -1 ? -1 : fd;
 }
 
 /* Replaces each O_PATH descriptor of FDS by a detached clone of its mount
