@@ -48,7 +48,7 @@ home_make() {
 port=$(tb_free_port)
 ha="$TB_DIR/homes/ga"
 hb="$TB_DIR/homes/gb"
-ws="$TB_DIR/work/ga"
+ws="$TB_DIR/workspace/ga"
 home_make "$ha" "$KEY_A" "$TOKEN_A" "$UID_A"
 home_make "$hb" "b's key" gho_tokenofctestgb "$UID_B"
 # A key that is a symlink to a file ctest-ga cannot read.
@@ -57,7 +57,7 @@ chmod 0600 "$TB_DIR/root-secret"
 ln -s "$TB_DIR/root-secret" "$ha/.ssh/id_rootlink"
 chown -h "$UID_A:$UID_A" "$ha/.ssh/id_rootlink"
 mkdir -p "$ws" && chown "$UID_A:$UID_A" "$ws"
-chmod 0755 "$TB_DIR" "$TB_DIR/homes" "$TB_DIR/work"
+chmod 0755 "$TB_DIR" "$TB_DIR/homes" "$TB_DIR/workspace"
 
 # Opened to every local user, as in sandbox-callers.sh.
 corral_start_shared "$port"
