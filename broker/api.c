@@ -258,12 +258,6 @@ api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const c
 	free(frame);
 }
 
-bool
-api_pending_gone(const struct api_pending *p)
-{
-	return p->conn == NULL;
-}
-
 /* Answers one request; -1 drops the connection, 1 says it was handed over. */
 static int
 api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)

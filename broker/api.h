@@ -77,8 +77,6 @@ typedef void (*api_deferred_handler)(struct daemon *d, const struct sandbox_call
     const Corral__Request *req, struct api_pending *p);
 /* Sends RESP (not taken) on P's connection, closes it once written, frees P. */
 void api_pending_reply(struct api_pending *p, const Corral__Response *resp);
-/* True when P's client has gone (its reply would be dropped). */
-bool api_pending_gone(const struct api_pending *p);
 /* Sandbox creation (api-sandbox.c): answered once the monitor built it. */
 void api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct api_pending *p);

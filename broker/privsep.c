@@ -669,20 +669,6 @@ privsep_built(struct privsep *ps, struct initproto_msg *msg, struct monitor_buil
 	return 0;
 }
 
-int
-privsep_create(struct privsep *ps, const struct monitor_create *req,
-    struct monitor_built *out, char **err)
-{
-	int rc;
-
-	monitor_wire_create_encode(ps->msg, req);
-	if (privsep_call(ps, err) == -1)
-		return -1;
-	rc = privsep_built(ps, ps->msg, out, err);
-	initproto_msg_clear(ps->msg);
-	return rc;
-}
-
 struct privsep_create_call {
 	struct privsep *ps;
 	privsep_built_fn built;

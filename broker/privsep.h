@@ -68,9 +68,7 @@ int privsep_attach(struct privsep *ps, struct event_base *base);
 int privsep_create_async(struct privsep *ps, const struct monitor_create *req,
     privsep_built_fn built, void *arg, char **err);
 
-/* The monitor's operations, each waiting for its answer (bounded). */
-int privsep_create(struct privsep *ps, const struct monitor_create *req,
-    struct monitor_built *out, char **err);
+/* The monitor's other operations, each waiting for its answer (bounded). */
 int privsep_destroy(struct privsep *ps, const char *name, char **err);
 size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
     void (*removed)(const char *what, void *arg), void *arg);

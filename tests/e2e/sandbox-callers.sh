@@ -12,7 +12,6 @@
 # that can see the control socket, talks to corrald.
 # Expects: every one of those refused or harmless; ctest-a's sandbox runs
 # as ctest-a; a process inside a sandbox gets nothing from the socket.
-# A check that fails because corral is wrong is marked TODO (tap_todo).
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
@@ -21,19 +20,6 @@ tb_need_root
 UID_A=1101
 UID_B=1102
 SWAP_ROUNDS=20          # creates raced against a directory/symlink swapper
-
-# tap_todo STATUS NAME BUG [DIAGNOSTIC]: a check that shows a known corral
-# bug; a failure is reported (TAP TODO) but does not fail the suite.
-tap_todo() {
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2 # TODO $3"
-	else
-		echo "not ok $tap_n - $2 # TODO $3"
-		[ -n "${4:-}" ] && printf '%s\n' "$4" | sed 's/^/# /'
-	fi
-	return 0
-}
 
 swapper=
 # callers_down: stops the swapper, if it runs.

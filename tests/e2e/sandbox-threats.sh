@@ -13,9 +13,6 @@
 # address.
 # Expects: each attack fails (refusals in the network at once), nothing
 # reaches the fake internet or the host, and the sandbox keeps answering.
-# A check that fails because corral is wrong is marked TODO (tap_todo) with
-# the bug, so the suite stays green while the bug is tracked; a TODO that
-# passes shows as XPASS and must lose its mark.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
@@ -23,19 +20,6 @@ tb_need_root
 
 FAST_REFUSAL_S=1        # "refused at once": well under a connect timeout
 AGENT_UID=65534         # a local user of the host with no business there
-
-# tap_todo STATUS NAME BUG [DIAGNOSTIC]: a check that shows a known corral
-# bug; a failure is reported (TAP TODO) but does not fail the suite.
-tap_todo() {
-	tap_n=$((tap_n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $tap_n - $2 # TODO $3"
-	else
-		echo "not ok $tap_n - $2 # TODO $3"
-		[ -n "${4:-}" ] && printf '%s\n' "$4" | sed 's/^/# /'
-	fi
-	return 0
-}
 
 # Host mounts made for the submount case must go before the bed's folder.
 bg_pids=
