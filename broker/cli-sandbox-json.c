@@ -90,6 +90,21 @@ cli_json_network(struct json *j, const Corral__Network *n)
 	json_object_end(j);
 }
 
+/* What a grant did not copy, and why. */
+static void
+cli_json_skips(struct json *j, Corral__CredentialSkip **skips, size_t n)
+{
+	json_key(j, "skipped");
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		json_object_begin(j);
+		json_kv_string(j, "path", skips[i]->path);
+		json_kv_string(j, "reason", skips[i]->reason);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
 static void
 cli_json_credentials(struct json *j, Corral__Credential **creds, size_t n)
 {
@@ -100,15 +115,7 @@ cli_json_credentials(struct json *j, Corral__Credential **creds, size_t n)
 		json_kv_string(j, "name", creds[i]->name);
 		cli_json_strings(j, "hosts", creds[i]->hosts, creds[i]->n_hosts);
 		cli_json_strings(j, "copied", creds[i]->copied, creds[i]->n_copied);
-		json_key(j, "skipped");
-		json_array_begin(j);
-		for (size_t k = 0; k < creds[i]->n_skipped; k++) {
-			json_object_begin(j);
-			json_kv_string(j, "path", creds[i]->skipped[k]->path);
-			json_kv_string(j, "reason", creds[i]->skipped[k]->reason);
-			json_object_end(j);
-		}
-		json_array_end(j);
+		cli_json_skips(j, creds[i]->skipped, creds[i]->n_skipped);
 		json_object_end(j);
 	}
 	json_array_end(j);
