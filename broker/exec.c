@@ -15,7 +15,7 @@
 #include <event2/event.h>
 
 #include "broker/exec.h"
-#include "broker/init/initproto.h"
+#include "common/initproto.h"
 #include "common/xmalloc.h"
 
 struct exec_proc {

@@ -27,8 +27,8 @@
 
 #include <event2/event.h>
 
-#include "broker/credcopy.h"
-#include "broker/fwcheck.h"
+#include "broker/monitor/credcopy.h"
+#include "broker/monitor/fwcheck.h"
 #include "broker/broker-seccomp.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"

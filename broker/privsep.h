@@ -3,8 +3,8 @@
  * privsep_start(), called by root once the configuration is loaded, forks
  * the monitor: a root process that sets up (fence, cgroups, the
  * identification program), says so in a HELLO, then serves the closed
- * list of operations of broker/monitor.h, one request at a time, over a
- * socketpair (broker/monitor-wire.h). The caller then becomes the broker
+ * list of operations of broker/monitor/privop.h, one request at a time, over a
+ * socketpair (broker/monitor/monitor-wire.h). The caller then becomes the broker
  * with privsep_drop(): the user `corral`, no capability but
  * CAP_SYS_PTRACE (ARCHITECTURE.md says why), no_new_privs, a seccomp
  * filter refusing what a broker never needs. Every parser of untrusted
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "broker/monitor-wire.h"
+#include "broker/monitor/monitor-wire.h"
 
 #define PRIVSEP_USER_DEFAULT "corral"
 #define PRIVSEP_REPLY_TIMEOUT_MS 30000  /* the monitor's answer to one request */

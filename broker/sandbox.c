@@ -17,10 +17,10 @@
 
 #include "broker/api.h"
 #include "broker/conf.h"
-#include "broker/credcopy.h"
+#include "broker/monitor/credcopy.h"
 #include "broker/daemon.h"
 #include "broker/exec.h"
-#include "broker/monitor.h"
+#include "broker/monitor/privop.h"
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"

@@ -42,7 +42,7 @@
 
 #include "broker/init/drop.h"
 #include "broker/init/fsop.h"
-#include "broker/init/initproto.h"
+#include "common/initproto.h"
 #include "broker/init/landlock.h"
 #include "broker/init/mounts.h"
 #include "broker/init/seccomp.h"

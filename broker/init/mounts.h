@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "broker/init/initproto.h"
+#include "common/initproto.h"
 
 /* Where corral-init assembles the new root before pivot_root; its own
  * namespace's copy of the host's /tmp, hidden by a tmpfs. */

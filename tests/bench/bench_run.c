@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/client-run.h"
-#include "broker/client.h"
+#include "broker/cli/client-run.h"
+#include "broker/cli/client.h"
 #include "common/wire.h"
 
 #define BENCH_WHY_BYTES 512

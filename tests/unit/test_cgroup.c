@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "broker/cgroup.h"
+#include "broker/monitor/cgroup.h"
 
 #define TEST_PIDS_LIMIT 20
 #define TEST_MEMORY_LIMIT_BYTES (64ULL << 20)

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "broker/credcopy.h"
+#include "broker/monitor/credcopy.h"
 #include "common/json.h"
 
 #define TEST_UID 64123

@@ -35,8 +35,8 @@
 
 #include <cmocka.h>
 
-#include "broker/fence.h"
-#include "broker/netlink.h"
+#include "broker/monitor/fence.h"
+#include "broker/monitor/netlink.h"
 
 #define TEST_GROUP 51
 #define TEST_OTHER_GROUP 52

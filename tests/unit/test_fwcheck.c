@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "broker/fwcheck.h"
+#include "broker/monitor/fwcheck.h"
 
 /* 10.231.0.0/16, host byte order. */
 #define POOL_ADDR ((10U << 24) | (231U << 16))

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "broker/init/fsop.h"
-#include "broker/init/initproto.h"
+#include "common/initproto.h"
 
 struct pair {
 	int a, b;

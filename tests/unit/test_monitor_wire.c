@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "broker/credcopy.h"
-#include "broker/monitor-wire.h"
+#include "broker/monitor/credcopy.h"
+#include "broker/monitor/monitor-wire.h"
 
 struct pair {
 	int a, b;

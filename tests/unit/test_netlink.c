@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "broker/netlink.h"
+#include "broker/monitor/netlink.h"
 
 /* The sandboxes' interface group in these tests. */
 #define TEST_GROUP 51

@@ -26,7 +26,7 @@
 #include <event2/event.h>
 
 #include "broker/exec.h"
-#include "broker/spawn.h"
+#include "broker/monitor/spawn.h"
 
 #define TEST_UID 1000                   /* a regular user: the roots' owner and run_as */
 #define TEST_GID 1000

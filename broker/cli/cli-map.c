@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/cli.h"
-#include "broker/cli-map.h"
+#include "broker/cli/cli.h"
+#include "broker/cli/cli-map.h"
 #include "common/xmalloc.h"
 
 void

@@ -17,12 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "broker/cgroup.h"
-#include "broker/credcopy.h"
-#include "broker/fwcheck.h"
-#include "broker/fence.h"
-#include "broker/monitor.h"
-#include "broker/netlink.h"
+#include "broker/monitor/cgroup.h"
+#include "broker/monitor/credcopy.h"
+#include "broker/monitor/fwcheck.h"
+#include "broker/monitor/fence.h"
+#include "broker/monitor/privop.h"
+#include "broker/monitor/netlink.h"
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/xmalloc.h"
@@ -504,7 +504,7 @@ monitor_grant_home(const struct monitor_create *req, char **err)
 	return fd;
 }
 
-/* Copies REQ's grants into HOME_FD as run_as (broker/credcopy.c). */
+/* Copies REQ's grants into HOME_FD as run_as (broker/monitor/credcopy.c). */
 static int
 monitor_grants(struct monitor *m, const struct monitor_create *req, int home_fd,
     struct monitor_built *out, char **err)

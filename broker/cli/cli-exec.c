@@ -16,9 +16,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "broker/cli.h"
-#include "broker/cli-map.h"
-#include "broker/client.h"
+#include "broker/cli/cli.h"
+#include "broker/cli/cli-map.h"
+#include "broker/cli/client.h"
 #include "common/buf.h"
 #include "common/frame.h"
 #include "common/wire.h"

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/netlink.h"
+#include "broker/monitor/netlink.h"
 #include "common/log.h"
 
 /* Room for one request: a veth creation, the largest, needs about 120. */

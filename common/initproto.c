@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "broker/init/fsop.h"
-#include "broker/init/initproto.h"
+#include "common/initproto.h"
 
 #define INITPROTO_TYPE_BYTES sizeof(uint32_t)
 #define INITPROTO_TTY_FLAG 0x1u

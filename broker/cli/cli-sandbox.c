@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/cli.h"
-#include "broker/cli-map.h"
-#include "broker/cli-roots.h"
-#include "broker/cli-sandbox-json.h"
-#include "broker/client.h"
+#include "broker/cli/cli.h"
+#include "broker/cli/cli-map.h"
+#include "broker/cli/cli-roots.h"
+#include "broker/cli/cli-sandbox-json.h"
+#include "broker/cli/client.h"
 #include "common/json.h"
 #include "common/timeutil.h"
 #include "common/xmalloc.h"

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/cgroup.h"
+#include "broker/monitor/cgroup.h"
 #include "common/xmalloc.h"
 #include "policy/name.h"
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "broker/spawn.h"
+#include "broker/monitor/spawn.h"
 
 struct config_credential;
 struct credcopy_result;
@@ -91,7 +91,7 @@ void monitor_free(struct monitor *m);
  * program. -1 with a reason in *ERR. */
 int monitor_watch_host(struct monitor *m, const char *cgroup_path, char **err);
 /* Whether the host's firewall lets the fence work, as one line: "ok",
- * "at risk: why" or "unknown: why" (broker/fwcheck.h). */
+ * "at risk: why" or "unknown: why" (broker/monitor/fwcheck.h). */
 void monitor_firewall(struct monitor *m, char *line, size_t size);
 /* The identification map, or -1 when the program is not loaded. */
 int monitor_map_fd(const struct monitor *m);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/cli.h"
+#include "broker/cli/cli.h"
 #include "broker/init/fsop.h"
 #include "common/buf.h"
 #include "common/corral.pb-c.h"

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "broker/cli.h"
-#include "broker/cli-roots.h"
+#include "broker/cli/cli.h"
+#include "broker/cli/cli-roots.h"
 #include "common/xmalloc.h"
 #include "policy/grant.h"
 #include "policy/load.h"

@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "broker/client-run.h"
-#include "broker/client.h"
+#include "broker/cli/client-run.h"
+#include "broker/cli/client.h"
 #include "common/frame.h"
 
 #define CLIENT_RUN_CHUNK_BYTES (64 * 1024)      /* one recv */

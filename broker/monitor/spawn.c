@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker/init/initproto.h"
-#include "broker/spawn.h"
+#include "common/initproto.h"
+#include "broker/monitor/spawn.h"
 #include "common/xmalloc.h"
 
 #define SPAWN_NAME_MAX_BYTES 63

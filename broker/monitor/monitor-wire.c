@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/credcopy.h"
-#include "broker/monitor-wire.h"
+#include "broker/monitor/credcopy.h"
+#include "broker/monitor/monitor-wire.h"
 #include "common/xmalloc.h"
 
 static int

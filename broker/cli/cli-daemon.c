@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/cli.h"
-#include "broker/client.h"
+#include "broker/cli/cli.h"
+#include "broker/cli/client.h"
 #include "common/buf.h"
 #include "common/json.h"
 #include "common/timeutil.h"

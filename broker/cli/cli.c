@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/cli.h"
+#include "broker/cli/cli.h"
 #include "common/log.h"
 
 static int cli_help(struct cli *cli, int argc, char **argv);

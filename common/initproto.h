@@ -139,7 +139,7 @@ int initproto_send(int sock, const struct initproto_msg *m);
  * 0 when the peer closed, -1 with errno (EBADMSG for a truncated one or an
  * type outside 1..INITPROTO_TYPE_MAX, EAGAIN on a non-blocking socket with
  * nothing to read). Receivers check the types they expect: the same
- * codec carries the monitor's messages (broker/monitor-wire.h). */
+ * codec carries the monitor's messages (broker/monitor/monitor-wire.h). */
 int initproto_recv(int sock, struct initproto_msg *m);
 
 /* Encodes S as a SPEC message (its descriptors attached, not owned). */

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker/credcopy.h"
+#include "broker/monitor/credcopy.h"
 #include "common/buf.h"
 #include "common/json.h"
 #include "common/log.h"

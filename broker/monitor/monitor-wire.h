@@ -1,6 +1,6 @@
 /* The monitor's messages (DESIGN section 1): the broker asks over a
  * SOCK_SEQPACKET socketpair, the monitor answers each request in order.
- * They ride the exec channel's codec (broker/init/initproto.h: one
+ * They ride the exec channel's codec (common/initproto.h: one
  * datagram per message, fields in a fixed order, descriptors by
  * SCM_RIGHTS), with their own types. The monitor decodes what the broker
  * sends as untrusted: every count is bounded here and every field is
@@ -22,8 +22,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "broker/init/initproto.h"
-#include "broker/monitor.h"
+#include "common/initproto.h"
+#include "broker/monitor/privop.h"
 
 #define MONITOR_WIRE_ROOTS_MAX 32       /* roots of one sandbox */
 #define MONITOR_WIRE_LIVE_MAX 4096      /* live names in one REAP */

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/cli.h"
-#include "broker/cli-roots.h"
+#include "broker/cli/cli.h"
+#include "broker/cli/cli-roots.h"
 #include "common/xmalloc.h"
 
 #define CLI_ROOT_SUFFIX_BYTES 3         /* ":ro" or ":rw" */

@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "broker/client.h"
+#include "broker/cli/client.h"
 #include "common/frame.h"
 
 /* Turns a connect() failure into a reason that names the fix. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/fence.h"
+#include "broker/monitor/fence.h"
 
 #define FENCE_TABLE_PREFIX "corral_"
 #define FENCE_TABLE_MAX_BYTES (sizeof(FENCE_TABLE_PREFIX) + FENCE_INSTANCE_MAX_CHARS)

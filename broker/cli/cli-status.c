@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/cli.h"
-#include "broker/client.h"
+#include "broker/cli/cli.h"
+#include "broker/cli/client.h"
 
 #define CLI_REASON_MAX_BYTES 512
 

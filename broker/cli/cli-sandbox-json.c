@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "broker/cli-sandbox-json.h"
+#include "broker/cli/cli-sandbox-json.h"
 #include "common/timeutil.h"
 
 /* KEY: S, or null when S is absent or empty. */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker/fwcheck.h"
+#include "broker/monitor/fwcheck.h"
 
 /* The deepest JSON nesting read (nftables' own is about a dozen). */
 #define FJ_DEPTH_MAX 64
