@@ -21,7 +21,7 @@
 #include "broker/api.h"
 #include "broker/daemon.h"
 #include "broker/exec.h"
-#include "broker/init/fsop.h"
+#include "common/fsproto.h"
 #include "broker/sandbox.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -39,14 +39,14 @@ struct api_fs_op {
 	struct api_pending *pending;
 	struct exec_proc *proc;
 	struct event *timer;
-	enum fsop_op op;
+	enum fsproto_op op;
 	char *path;                     /* as the caller gave it */
 	int out_fd;                     /* the result's memfd */
 };
 
 /* What one request asks, whatever its kind. */
 struct api_fs_ask {
-	enum fsop_op op;
+	enum fsproto_op op;
 	const char *sandbox;
 	const char *path;
 	const char *pattern;
@@ -62,22 +62,22 @@ api_fs_ask(const Corral__Request *req, struct api_fs_ask *ask)
 	memset(ask, 0, sizeof(*ask));
 	switch (req->request_case) {
 	case CORRAL__REQUEST__REQUEST_FS_READ:
-		*ask = (struct api_fs_ask){ FSOP_READ, req->fs_read->sandbox, req->fs_read->path };
+		*ask = (struct api_fs_ask){ FSPROTO_READ, req->fs_read->sandbox, req->fs_read->path };
 		return 0;
 	case CORRAL__REQUEST__REQUEST_FS_WRITE:
-		*ask = (struct api_fs_ask){ FSOP_WRITE, req->fs_write->sandbox, req->fs_write->path,
+		*ask = (struct api_fs_ask){ FSPROTO_WRITE, req->fs_write->sandbox, req->fs_write->path,
 			.content = req->fs_write->content.data,
 			.content_len = req->fs_write->content.len };
 		return 0;
 	case CORRAL__REQUEST__REQUEST_FS_EDIT:
-		*ask = (struct api_fs_ask){ FSOP_EDIT, req->fs_edit->sandbox, req->fs_edit->path,
+		*ask = (struct api_fs_ask){ FSPROTO_EDIT, req->fs_edit->sandbox, req->fs_edit->path,
 			.old_text = req->fs_edit->old_text, .new_text = req->fs_edit->new_text };
 		return 0;
 	case CORRAL__REQUEST__REQUEST_FS_LIST:
-		*ask = (struct api_fs_ask){ FSOP_LIST, req->fs_list->sandbox, req->fs_list->path };
+		*ask = (struct api_fs_ask){ FSPROTO_LIST, req->fs_list->sandbox, req->fs_list->path };
 		return 0;
 	case CORRAL__REQUEST__REQUEST_FS_GREP:
-		*ask = (struct api_fs_ask){ FSOP_GREP, req->fs_grep->sandbox, req->fs_grep->path,
+		*ask = (struct api_fs_ask){ FSPROTO_GREP, req->fs_grep->sandbox, req->fs_grep->path,
 			req->fs_grep->pattern };
 		return 0;
 	default:
@@ -138,18 +138,18 @@ api_fs_check(struct daemon *d, const struct sandbox_caller *caller,
 		api_error(resp, WIRE_ERR_UNAVAILABLE, "sandbox '%s' is not running", ask->sandbox);
 		return -1;
 	}
-	if ((ask->op == FSOP_WRITE || ask->op == FSOP_EDIT) && api_fs_guard(*sb, ask, resp) == -1)
+	if ((ask->op == FSPROTO_WRITE || ask->op == FSPROTO_EDIT) && api_fs_guard(*sb, ask, resp) == -1)
 		return -1;
-	if (ask->op == FSOP_GREP && (ask->pattern[0] == '\0' ||
-	    strlen(ask->pattern) > FSOP_PATTERN_MAX_BYTES)) {
+	if (ask->op == FSPROTO_GREP && (ask->pattern[0] == '\0' ||
+	    strlen(ask->pattern) > FSPROTO_PATTERN_MAX_BYTES)) {
 		api_error(resp, WIRE_ERR_INVALID, "the pattern must have 1 to %d bytes",
-		    FSOP_PATTERN_MAX_BYTES);
+		    FSPROTO_PATTERN_MAX_BYTES);
 		return -1;
 	}
-	if (ask->content_len > FSOP_WRITE_MAX_BYTES || (ask->op == FSOP_EDIT &&
-	    strlen(ask->old_text) + strlen(ask->new_text) > FSOP_WRITE_MAX_BYTES)) {
+	if (ask->content_len > FSPROTO_WRITE_MAX_BYTES || (ask->op == FSPROTO_EDIT &&
+	    strlen(ask->old_text) + strlen(ask->new_text) > FSPROTO_WRITE_MAX_BYTES)) {
 		api_error(resp, WIRE_ERR_LIMIT, "%s: a write or an edit may hold at most %d "
-		    "bytes", ask->path, FSOP_WRITE_MAX_BYTES);
+		    "bytes", ask->path, FSPROTO_WRITE_MAX_BYTES);
 		return -1;
 	}
 	return 0;
@@ -196,11 +196,11 @@ api_fs_input(const struct api_fs_ask *ask, int *fd)
 	int rc;
 
 	*fd = -1;
-	if (ask->op != FSOP_WRITE && ask->op != FSOP_EDIT)
+	if (ask->op != FSPROTO_WRITE && ask->op != FSPROTO_EDIT)
 		return 0;
 	if ((*fd = api_fs_memfd("corral-fs-in")) == -1)
 		return -1;
-	if (ask->op == FSOP_WRITE) {
+	if (ask->op == FSPROTO_WRITE) {
 		rc = api_fs_put(*fd, ask->content, ask->content_len);
 	} else {
 		old_len = strlen(ask->old_text);
@@ -246,16 +246,16 @@ api_fs_fail(struct api_fs_op *op, const char *code, const char *why)
 
 /* The wire code of a refusal the sandbox reported. */
 static const char *
-api_fs_code(enum fsop_status s)
+api_fs_code(enum fsproto_status s)
 {
 	switch (s) {
-	case FSOP_NOT_FOUND:
+	case FSPROTO_NOT_FOUND:
 		return WIRE_ERR_NOT_FOUND;
-	case FSOP_INVALID:
+	case FSPROTO_INVALID:
 		return WIRE_ERR_INVALID;
-	case FSOP_PERMISSION:
+	case FSPROTO_PERMISSION:
 		return WIRE_ERR_PERMISSION;
-	case FSOP_LIMIT:
+	case FSPROTO_LIMIT:
 		return WIRE_ERR_LIMIT;
 	default:
 		return WIRE_ERR_INTERNAL;
@@ -274,7 +274,7 @@ api_fs_text(const char *p, size_t n)
 }
 
 static void
-api_fs_reply_read(struct api_fs_op *op, const struct fsop_result *r, Corral__Response *resp)
+api_fs_reply_read(struct api_fs_op *op, const struct fsproto_result *r, Corral__Response *resp)
 {
 	Corral__FsReadReply *rr = xmalloc(sizeof(*rr));
 
@@ -288,7 +288,7 @@ api_fs_reply_read(struct api_fs_op *op, const struct fsop_result *r, Corral__Res
 }
 
 static void
-api_fs_reply_write(struct api_fs_op *op, const struct fsop_result *r, Corral__Response *resp)
+api_fs_reply_write(struct api_fs_op *op, const struct fsproto_result *r, Corral__Response *resp)
 {
 	Corral__FsWriteReply *wr = xmalloc(sizeof(*wr));
 
@@ -316,7 +316,7 @@ api_fs_messages(const ProtobufCMessageDescriptor *desc, size_t n)
 }
 
 static void
-api_fs_reply_list(const struct fsop_result *r, Corral__Response *resp)
+api_fs_reply_list(const struct fsproto_result *r, Corral__Response *resp)
 {
 	Corral__FsListReply *lr = xmalloc(sizeof(*lr));
 	size_t i;
@@ -326,7 +326,7 @@ api_fs_reply_list(const struct fsop_result *r, Corral__Response *resp)
 	lr->entries = api_fs_messages(&corral__fs_entry__descriptor, r->n_entries);
 	for (i = 0; i < r->n_entries; i++) {
 		lr->entries[i]->name = api_fs_text(r->entries[i].name, r->entries[i].name_len);
-		lr->entries[i]->type = xstrdup(fsop_type_name(r->entries[i].type));
+		lr->entries[i]->type = xstrdup(fsproto_type_name(r->entries[i].type));
 		lr->entries[i]->size = r->entries[i].size;
 	}
 	resp->response_case = CORRAL__RESPONSE__RESPONSE_FS_LIST;
@@ -334,7 +334,7 @@ api_fs_reply_list(const struct fsop_result *r, Corral__Response *resp)
 }
 
 static void
-api_fs_reply_grep(const struct fsop_result *r, Corral__Response *resp)
+api_fs_reply_grep(const struct fsproto_result *r, Corral__Response *resp)
 {
 	Corral__FsGrepReply *gr = xmalloc(sizeof(*gr));
 	size_t i;
@@ -359,7 +359,7 @@ api_fs_read_result(int fd, size_t *len)
 	struct stat st;
 	char *data;
 
-	if (fstat(fd, &st) == -1 || st.st_size <= 0 || st.st_size > FSOP_OUT_MAX_BYTES)
+	if (fstat(fd, &st) == -1 || st.st_size <= 0 || st.st_size > FSPROTO_OUT_MAX_BYTES)
 		return NULL;
 	data = xmalloc((size_t)st.st_size);
 	if (pread(fd, data, (size_t)st.st_size, 0) != st.st_size) {
@@ -376,12 +376,12 @@ static void
 api_fs_reply(struct api_fs_op *op, int code)
 {
 	Corral__Response resp = CORRAL__RESPONSE__INIT;
-	struct fsop_result r;
+	struct fsproto_result r;
 	size_t len = 0;
 	char *data = api_fs_read_result(op->out_fd, &len);
 	char *msg;
 
-	if (data == NULL || fsop_result_decode(data, len, op->op, &r) == -1) {
+	if (data == NULL || fsproto_result_decode(data, len, op->op, &r) == -1) {
 		log_warnx("%s: the file operation exited %d with no valid result", __func__, code);
 		free(data);
 		xasprintf(&msg, "the file operation ended without a result (exit status %d%s)",
@@ -390,17 +390,17 @@ api_fs_reply(struct api_fs_op *op, int code)
 		free(msg);
 		return;
 	}
-	if (r.status != FSOP_OK)
+	if (r.status != FSPROTO_OK)
 		api_error(&resp, api_fs_code(r.status), "%.*s", (int)r.message_len, r.message);
-	else if (op->op == FSOP_READ)
+	else if (op->op == FSPROTO_READ)
 		api_fs_reply_read(op, &r, &resp);
-	else if (op->op == FSOP_WRITE || op->op == FSOP_EDIT)
+	else if (op->op == FSPROTO_WRITE || op->op == FSPROTO_EDIT)
 		api_fs_reply_write(op, &r, &resp);
-	else if (op->op == FSOP_LIST)
+	else if (op->op == FSPROTO_LIST)
 		api_fs_reply_list(&r, &resp);
 	else
 		api_fs_reply_grep(&r, &resp);
-	fsop_result_clear(&r);
+	fsproto_result_clear(&r);
 	free(data);
 	api_fs_finish(op, &resp);
 }

@@ -39,8 +39,8 @@ struct exec_channel {
 	bool lost;
 	void (*lost_cb)(void *arg);
 	void *arg;
-	struct initproto_msg *msg;      /* the message being read */
-	struct initproto_msg *out;      /* the command being sent */
+	struct seqmsg *msg;      /* the message being read */
+	struct seqmsg *out;      /* the command being sent */
 };
 
 static struct exec_proc *
@@ -74,20 +74,20 @@ exec_unlink(struct exec_proc *p)
 
 /* STARTED: id, pid, and the master in tty mode. */
 static int
-exec_on_started(struct exec_channel *ch, struct initproto_msg *m)
+exec_on_started(struct exec_channel *ch, struct seqmsg *m)
 {
 	struct exec_proc *p;
 	uint32_t id, pid;
 
-	if (initproto_get_u32(m, &id) == -1 || initproto_get_u32(m, &pid) == -1)
+	if (seqmsg_get_u32(m, &id) == -1 || seqmsg_get_u32(m, &pid) == -1)
 		return -1;
 	p = exec_find(ch, id);
-	if (p == NULL || p->started || initproto_get_end(m, p->master == -2 ? 1 : 0) == -1)
+	if (p == NULL || p->started || seqmsg_get_end(m, p->master == -2 ? 1 : 0) == -1)
 		return p == NULL ? 0 : -1;
 	p->started = true;
 	p->pid = (pid_t)pid;
 	if (p->master == -2)
-		p->master = initproto_take_fd(m, 0);
+		p->master = seqmsg_take_fd(m, 0);
 	if (p->cb.started != NULL)
 		p->cb.started(p, NULL, p->arg);
 	return 0;
@@ -95,14 +95,14 @@ exec_on_started(struct exec_channel *ch, struct initproto_msg *m)
 
 /* FAILED: id, why. The proc hears nothing after it. */
 static int
-exec_on_failed(struct exec_channel *ch, struct initproto_msg *m)
+exec_on_failed(struct exec_channel *ch, struct seqmsg *m)
 {
 	struct exec_proc *p;
 	const char *why;
 	uint32_t id;
 
-	if (initproto_get_u32(m, &id) == -1 || initproto_get_str(m, &why) == -1 ||
-	    initproto_get_end(m, 0) == -1)
+	if (seqmsg_get_u32(m, &id) == -1 || seqmsg_get_str(m, &why) == -1 ||
+	    seqmsg_get_end(m, 0) == -1)
 		return -1;
 	p = exec_find(ch, id);
 	if (p == NULL)
@@ -117,13 +117,13 @@ exec_on_failed(struct exec_channel *ch, struct initproto_msg *m)
 
 /* EXITED: id, code. */
 static int
-exec_on_exited(struct exec_channel *ch, struct initproto_msg *m)
+exec_on_exited(struct exec_channel *ch, struct seqmsg *m)
 {
 	struct exec_proc *p;
 	uint32_t id, code;
 
-	if (initproto_get_u32(m, &id) == -1 || initproto_get_u32(m, &code) == -1 ||
-	    initproto_get_end(m, 0) == -1)
+	if (seqmsg_get_u32(m, &id) == -1 || seqmsg_get_u32(m, &code) == -1 ||
+	    seqmsg_get_end(m, 0) == -1)
 		return -1;
 	p = exec_find(ch, id);
 	if (p == NULL)
@@ -163,7 +163,7 @@ exec_on_readable(evutil_socket_t fd, short what, void *arg)
 	int n, rc;
 
 	while (!ch->lost) {
-		n = initproto_recv((int)fd, ch->msg);
+		n = seqmsg_recv((int)fd, ch->msg);
 		if (n == -1 && errno == EAGAIN)
 			return;
 		if (n != 1) {
@@ -183,7 +183,7 @@ exec_on_readable(evutil_socket_t fd, short what, void *arg)
 		default:
 			rc = -1;
 		}
-		initproto_msg_clear(ch->msg);
+		seqmsg_clear(ch->msg);
 		if (rc == -1) {
 			exec_lose(ch);
 			return;
@@ -202,7 +202,7 @@ exec_channel_new(struct event_base *base, int fd, void (*lost)(void *arg), void 
 	ch->next_id = 1;
 	ch->msg = xmalloc(sizeof(*ch->msg));
 	ch->out = xmalloc(sizeof(*ch->out));
-	initproto_msg_init(ch->msg, 0);
+	seqmsg_init(ch->msg, 0);
 	evutil_make_socket_nonblocking(fd);
 	ch->ev = event_new(base, fd, EV_READ | EV_PERSIST, exec_on_readable, ch);
 	if (ch->ev == NULL || event_add(ch->ev, NULL) == -1) {
@@ -307,7 +307,7 @@ exec_send(struct exec_proc *p, const struct exec_request *req, char **err)
 		e->stdio[i] = child[i];
 	/* The descriptors are attached, not owned: closed below. */
 	initproto_exec_encode(p->ch->out, e);
-	if (initproto_send(p->ch->fd, p->ch->out) == -1)
+	if (seqmsg_send(p->ch->fd, p->ch->out) == -1)
 		xasprintf(err, "sending the command to corral-init: %s", strerror(errno));
 	else
 		rc = 0;
@@ -385,7 +385,7 @@ exec_fsop_start(struct exec_channel *ch, const struct exec_fsop_request *req,
 	f.id = p->id;
 	/* The descriptors are attached, not owned: the caller closes them. */
 	initproto_fsop_encode(ch->out, &f);
-	if (initproto_send(ch->fd, ch->out) == -1) {
+	if (seqmsg_send(ch->fd, ch->out) == -1) {
 		xasprintf(err, "sending the file operation to corral-init: %s", strerror(errno));
 		rc = -1;
 	}

@@ -45,7 +45,7 @@ struct exec_request {
  * holds the input of a write or an edit (-1 otherwise). Neither is taken:
  * the caller closes its copies once exec_fsop_start returns. */
 struct exec_fsop_request {
-	unsigned int op;                /* enum fsop_op */
+	unsigned int op;                /* enum fsproto_op */
 	const char *path;               /* "" : the workspace */
 	const char *pattern;            /* grep; NULL otherwise */
 	int out_fd;

@@ -53,7 +53,7 @@ struct privsep_pending {
  * request: its callback runs from the loop, never inside the call (it may
  * make calls of its own). */
 struct privsep_ready {
-	struct initproto_msg *msg;
+	struct seqmsg *msg;
 	privsep_reply_fn done;
 	void *arg;
 	struct privsep_ready *next;
@@ -63,7 +63,7 @@ struct privsep {
 	int fd;                         /* the broker's end */
 	pid_t pid;                      /* the monitor */
 	struct monitor_hello hello;
-	struct initproto_msg *msg;      /* the answer being read */
+	struct seqmsg *msg;      /* the answer being read */
 	struct event *ev;               /* answers to asynchronous requests */
 	struct event *deliver;          /* ... that a synchronous call read first */
 	struct privsep_pending *head, *tail;
@@ -95,18 +95,18 @@ struct privsep_monitor {
 	int fd;
 	struct monitor *m;              /* NULL: its set-up failed (hello.why) */
 	const struct privsep_setup *setup;
-	struct initproto_msg *in, *out;
+	struct seqmsg *in, *out;
 };
 
 static void
-privsep_send(int fd, struct initproto_msg *m)
+privsep_send(int fd, struct seqmsg *m)
 {
 	/* A lost answer leaves the broker waiting: it times out and says so. */
-	if (initproto_send(fd, m) == -1)
+	if (seqmsg_send(fd, m) == -1)
 		log_error("monitor: cannot answer the broker: %s", strerror(errno));
 	/* Attached descriptors are the sender's, not the message's. */
 	m->n_fds = 0;
-	initproto_msg_clear(m);
+	seqmsg_clear(m);
 }
 
 static void
@@ -422,18 +422,18 @@ privsep_monitor_main(int fd, const struct privsep_setup *setup)
 	prctl(PR_SET_NAME, "corrald-monitor", 0, 0, 0);
 	pm.in = xmalloc(sizeof(*pm.in));
 	pm.out = xmalloc(sizeof(*pm.out));
-	initproto_msg_init(pm.in, 0);
-	initproto_msg_init(pm.out, 0);
+	seqmsg_init(pm.in, 0);
+	seqmsg_init(pm.out, 0);
 	privsep_monitor_hello(&pm);
 	for (;;) {
-		rc = initproto_recv(fd, pm.in);
+		rc = seqmsg_recv(fd, pm.in);
 		if (rc == 0 || (rc == -1 && errno != EINTR && errno != EBADMSG))
 			privsep_monitor_exit(&pm);
 		if (rc == 1)
 			privsep_dispatch(&pm);
 		else if (errno == EBADMSG)
 			privsep_send_text(&pm, MONITOR_FAILED, "refused: a malformed message");
-		initproto_msg_clear(pm.in);
+		seqmsg_clear(pm.in);
 	}
 }
 
@@ -482,7 +482,7 @@ privsep_deliver(evutil_socket_t fd, short what, void *arg)
 	while ((r = ps->ready) != NULL) {
 		ps->ready = r->next;
 		r->done(r->msg, r->arg);
-		initproto_msg_clear(r->msg);
+		seqmsg_clear(r->msg);
 		free(r->msg);
 		free(r);
 	}
@@ -497,7 +497,7 @@ privsep_defer(struct privsep *ps, privsep_reply_fn done, void *arg)
 	r->msg = xmalloc(sizeof(*r->msg));
 	memcpy(r->msg, ps->msg, sizeof(*r->msg));
 	ps->msg->n_fds = 0;             /* they moved with the copy */
-	initproto_msg_clear(ps->msg);
+	seqmsg_clear(ps->msg);
 	r->done = done;
 	r->arg = arg;
 	while (*tail != NULL)
@@ -530,8 +530,8 @@ privsep_read(struct privsep *ps, char **err)
 {
 	int rc;
 
-	initproto_msg_clear(ps->msg);
-	rc = initproto_recv(ps->fd, ps->msg);
+	seqmsg_clear(ps->msg);
+	rc = seqmsg_recv(ps->fd, ps->msg);
 	if (rc == -1 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (rc != 1)
@@ -582,12 +582,12 @@ privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char *
 		privsep_fail(err, "the monitor is gone");
 	else if (ps->msg->overflow)
 		privsep_fail(err, "the request is too large");
-	else if ((rc = initproto_send(ps->fd, ps->msg)) == -1)
+	else if ((rc = seqmsg_send(ps->fd, ps->msg)) == -1)
 		privsep_fail(err, "cannot reach the monitor: %s", strerror(errno));
 	if (ps != NULL) {
 		/* Attached descriptors are the caller's, not the message's. */
 		ps->msg->n_fds = 0;
-		initproto_msg_clear(ps->msg);
+		seqmsg_clear(ps->msg);
 	}
 	if (rc == -1)
 		return -1;
@@ -652,7 +652,7 @@ privsep_failed(struct privsep *ps, char **err)
 
 /* Reads a create's answer MSG into OUT; -1 with the reason in *ERR. */
 static int
-privsep_built(struct privsep *ps, struct initproto_msg *msg, struct monitor_built *out,
+privsep_built(struct privsep *ps, struct seqmsg *msg, struct monitor_built *out,
     char **err)
 {
 	const char *text;
@@ -676,7 +676,7 @@ struct privsep_create_call {
 };
 
 static void
-privsep_on_created(struct initproto_msg *msg, void *arg)
+privsep_on_created(struct seqmsg *msg, void *arg)
 {
 	struct privsep_create_call *c = arg;
 	struct monitor_built b;
@@ -722,7 +722,7 @@ privsep_destroy(struct privsep *ps, const char *name, char **err)
 		privsep_fail(err, "%s", text);
 	else
 		rc = 0;
-	initproto_msg_clear(ps->msg);
+	seqmsg_clear(ps->msg);
 	return rc;
 }
 
@@ -759,7 +759,7 @@ privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 		count = 0;
 	}
 	free(err);
-	initproto_msg_clear(ps->msg);
+	seqmsg_clear(ps->msg);
 	return count;
 }
 
@@ -778,7 +778,7 @@ privsep_firewall(struct privsep *ps, char **line, char **err)
 		*line = xstrdup(text);
 		rc = 0;
 	}
-	initproto_msg_clear(ps->msg);
+	seqmsg_clear(ps->msg);
 	return rc;
 }
 
@@ -795,7 +795,7 @@ privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, g
 		rc = privsep_failed(ps, err);
 	else if ((rc = monitor_wire_owned_decode(ps->msg, uid, gid)) == -1)
 		privsep_fail(err, "the monitor's answer is malformed");
-	initproto_msg_clear(ps->msg);
+	seqmsg_clear(ps->msg);
 	return rc;
 }
 
@@ -835,13 +835,13 @@ privsep_start(const struct privsep_setup *setup, char **err)
 	ps->fd = sv[0];
 	ps->pid = pid;
 	ps->msg = xmalloc(sizeof(*ps->msg));
-	initproto_msg_init(ps->msg, 0);
+	seqmsg_init(ps->msg, 0);
 	if (privsep_wait(ps, err) == -1 || monitor_wire_hello_decode(ps->msg, &ps->hello) == -1) {
 		privsep_fail(err, "the monitor did not start");
 		privsep_stop(ps);
 		return NULL;
 	}
-	initproto_msg_clear(ps->msg);
+	seqmsg_clear(ps->msg);
 	return ps;
 }
 
@@ -869,7 +869,7 @@ privsep_stop(struct privsep *ps)
 			break;
 		nanosleep(&step, NULL);
 	}
-	initproto_msg_clear(ps->msg);
+	seqmsg_clear(ps->msg);
 	free(ps->msg);
 	free(ps);
 }

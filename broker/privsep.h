@@ -27,11 +27,11 @@
 #define PRIVSEP_REPLY_TIMEOUT_MS 30000  /* the monitor's answer to one request */
 
 struct event_base;
-struct initproto_msg;
+struct seqmsg;
 struct privsep;
 
 /* The answer to an asynchronous request (MSG NULL: the monitor is gone). */
-typedef void (*privsep_reply_fn)(struct initproto_msg *msg, void *arg);
+typedef void (*privsep_reply_fn)(struct seqmsg *msg, void *arg);
 /* A built sandbox (B: take its descriptors and creds), or NULL and why. */
 typedef void (*privsep_built_fn)(struct monitor_built *b, const char *err, void *arg);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "broker/cli/cli.h"
-#include "broker/init/fsop.h"
+#include "common/fsproto.h"
 #include "common/buf.h"
 #include "common/corral.pb-c.h"
 #include "common/json.h"
@@ -141,12 +141,12 @@ cli_fs_read(struct cli *cli, int argc, char **argv)
 	return cli_fs_run(cli, &req, CORRAL__RESPONSE__RESPONSE_FS_READ, cli_fs_print_read, a.json);
 }
 
-/* Standard input, whole, up to FSOP_WRITE_MAX_BYTES; NULL (said why) when
+/* Standard input, whole, up to FSPROTO_WRITE_MAX_BYTES; NULL (said why) when
  * larger or unreadable. */
 static char *
 cli_fs_stdin(size_t *len)
 {
-	struct buf *b = buf_new(FSOP_WRITE_MAX_BYTES);
+	struct buf *b = buf_new(FSPROTO_WRITE_MAX_BYTES);
 	char chunk[CLI_FS_STDIN_CHUNK_BYTES];
 	char *data = NULL;
 	size_t n;
@@ -156,7 +156,7 @@ cli_fs_stdin(size_t *len)
 		ok = buf_append(b, chunk, n) == 0;
 	if (!ok)
 		cli_fail("standard input: larger than a write may hold (%d bytes)",
-		    FSOP_WRITE_MAX_BYTES);
+		    FSPROTO_WRITE_MAX_BYTES);
 	else if (ferror(stdin))
 		cli_fail("standard input: read error");
 	else

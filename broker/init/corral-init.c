@@ -54,7 +54,7 @@
 #define INIT_PLACED_FDS_MAX 2           /* descriptors placed from INIT_EXTRA_FD on */
 #define INIT_FSOP_OUT_FD INIT_EXTRA_FD  /* a file operation's result, in its child */
 #define INIT_FSOP_IN_FD (INIT_EXTRA_FD + 1)     /* its input (write, edit) */
-#define INIT_FSOP_IN_MAX_BYTES (2 * FSOP_WRITE_MAX_BYTES + 8)  /* an edit's old and new */
+#define INIT_FSOP_IN_MAX_BYTES (2 * FSPROTO_WRITE_MAX_BYTES + 8)  /* an edit's old and new */
 #define INIT_FSOP_EXIT_OK 0             /* the result says done */
 #define INIT_FSOP_EXIT_REFUSED 1        /* the result holds a refusal */
 #define INIT_FSOP_EXIT_BROKEN 127       /* no result could be written */
@@ -84,11 +84,11 @@ struct init_fail {
 struct init_state {
 	int chan;
 	struct initproto_spec spec;
-	struct initproto_msg *spec_msg; /* the spec's text lives in it */
+	struct seqmsg *spec_msg; /* the spec's text lives in it */
 	struct ll_ruleset *rs;          /* NULL without Landlock */
 	struct init_child children[INIT_CHILDREN_MAX];
 	size_t n_children;
-	struct initproto_msg *msg;      /* the message being read */
+	struct seqmsg *msg;      /* the message being read */
 };
 
 static const char *const init_step_names[] = {
@@ -162,10 +162,10 @@ init_read_spec(struct init_state *st)
 	st->spec_msg = malloc(sizeof(*st->spec_msg));
 	if (st->spec_msg == NULL)
 		init_refuse(st->chan, "corral-init: out of memory");
-	if (initproto_recv(st->chan, st->spec_msg) != 1)
+	if (seqmsg_recv(st->chan, st->spec_msg) != 1)
 		_exit(1);
 	if (initproto_spec_decode(st->spec_msg, &st->spec) == -1) {
-		initproto_msg_clear(st->spec_msg);
+		seqmsg_clear(st->spec_msg);
 		init_refuse(st->chan, "corral-init: the first message is not a valid spec");
 	}
 	why = init_check_spec(&st->spec);
@@ -492,15 +492,15 @@ init_fsop_input(int fd, size_t *len)
 /* An edit's input: a u64 length, the old text, then the new text. */
 static int
 init_fsop_edit(int ws, const struct initproto_fsop *f, const char *in, size_t len,
-    struct fsop_out *out)
+    struct fsproto_out *out)
 {
 	uint64_t old_len;
 
 	if (len < sizeof(old_len))
-		return fsop_out_fail(out, FSOP_INVALID, "the edit's input is malformed");
+		return fsop_out_fail(out, FSPROTO_INVALID, "the edit's input is malformed");
 	memcpy(&old_len, in, sizeof(old_len));
 	if (old_len > len - sizeof(old_len))
-		return fsop_out_fail(out, FSOP_INVALID, "the edit's input is malformed");
+		return fsop_out_fail(out, FSPROTO_INVALID, "the edit's input is malformed");
 	return fsop_edit(ws, f->path, in + sizeof(old_len), (size_t)old_len,
 	    in + sizeof(old_len) + old_len, len - sizeof(old_len) - (size_t)old_len, out);
 }
@@ -509,7 +509,7 @@ init_fsop_edit(int ws, const struct initproto_fsop *f, const char *in, size_t le
  * workspace, absolute ones (read, list, grep) from / where Landlock is the
  * wall; writes and edits take relative paths only. */
 static int
-init_fsop_run(struct init_state *st, const struct initproto_fsop *f, struct fsop_out *out)
+init_fsop_run(struct init_state *st, const struct initproto_fsop *f, struct fsproto_out *out)
 {
 	int ws = open(st->spec.workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -517,22 +517,22 @@ init_fsop_run(struct init_state *st, const struct initproto_fsop *f, struct fsop
 	size_t len = 0;
 
 	if (ws == -1 || root == -1)
-		return fsop_out_fail(out, FSOP_FAILED, "the workspace cannot be opened");
+		return fsop_out_fail(out, FSPROTO_FAILED, "the workspace cannot be opened");
 	if (f->in_fd != -1 && (in = init_fsop_input(INIT_FSOP_IN_FD, &len)) == NULL)
-		return fsop_out_fail(out, FSOP_LIMIT, "the input cannot be read or is too large");
+		return fsop_out_fail(out, FSPROTO_LIMIT, "the input cannot be read or is too large");
 	switch (f->op) {
-	case FSOP_READ:
+	case FSPROTO_READ:
 		return fsop_read(ws, root, f->path, out);
-	case FSOP_WRITE:
+	case FSPROTO_WRITE:
 		return fsop_write(ws, f->path, in != NULL ? in : "", len, out);
-	case FSOP_EDIT:
+	case FSPROTO_EDIT:
 		return init_fsop_edit(ws, f, in != NULL ? in : "", len, out);
-	case FSOP_LIST:
+	case FSPROTO_LIST:
 		return fsop_list(ws, root, f->path, out);
-	case FSOP_GREP:
+	case FSPROTO_GREP:
 		return fsop_grep(ws, root, f->pattern, f->path, out);
 	}
-	return fsop_out_fail(out, FSOP_INVALID, "unknown file operation");
+	return fsop_out_fail(out, FSPROTO_INVALID, "unknown file operation");
 }
 
 /* In the forked child: runs the file operation F under exactly the layers
@@ -541,9 +541,9 @@ init_fsop_run(struct init_state *st, const struct initproto_fsop *f, struct fsop
 static void __attribute__((noreturn))
 init_fsop_child(struct init_state *st, const struct initproto_fsop *f)
 {
-	char why[FSOP_MESSAGE_MAX_BYTES];
+	char why[FSPROTO_MESSAGE_MAX_BYTES];
 	const int fds[INIT_PLACED_FDS_MAX] = { f->out_fd, f->in_fd };
-	struct fsop_out out;
+	struct fsproto_out out;
 	enum init_step step;
 	sigset_t none;
 	int rc;
@@ -557,16 +557,16 @@ init_fsop_child(struct init_state *st, const struct initproto_fsop *f)
 	 * are on. */
 	if (init_place_fds(fds, f->in_fd != -1 ? 2 : 1) == -1)
 		_exit(INIT_FSOP_EXIT_BROKEN);
-	fsop_out_init(&out);
+	fsproto_out_init(&out);
 	if (init_enter_layers(st, "", &step) == -1) {
 		snprintf(why, sizeof(why), "the file operation could not start: %s: %s",
 		    init_step_names[step], strerror(errno));
-		rc = fsop_out_fail(&out, FSOP_FAILED, why);
+		rc = fsop_out_fail(&out, FSPROTO_FAILED, why);
 	} else {
 		close_range(f->in_fd != -1 ? INIT_FSOP_IN_FD + 1 : INIT_FSOP_OUT_FD + 1, ~0U, 0);
 		rc = init_fsop_run(st, f, &out);
 	}
-	if (fsop_out_write(&out, INIT_FSOP_OUT_FD) == -1)
+	if (fsproto_out_write(&out, INIT_FSOP_OUT_FD) == -1)
 		_exit(INIT_FSOP_EXIT_BROKEN);
 	_exit(rc == 0 ? INIT_FSOP_EXIT_OK : INIT_FSOP_EXIT_REFUSED);
 }
@@ -666,14 +666,14 @@ init_dispatch(struct init_state *st)
 	uint32_t id, sig;
 	int rc;
 
-	rc = initproto_recv(st->chan, st->msg);
+	rc = seqmsg_recv(st->chan, st->msg);
 	if (rc == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (rc != 1)
 		_exit(rc == 0 ? 0 : 1);
 	if (st->msg->type == INITPROTO_KILL || st->msg->type == INITPROTO_KILLFG) {
-		if (initproto_get_u32(st->msg, &id) == -1 ||
-		    initproto_get_u32(st->msg, &sig) == -1 || initproto_get_end(st->msg, 0) == -1)
+		if (seqmsg_get_u32(st->msg, &id) == -1 ||
+		    seqmsg_get_u32(st->msg, &sig) == -1 || seqmsg_get_end(st->msg, 0) == -1)
 			_exit(1);
 		if (st->msg->type == INITPROTO_KILL)
 			init_kill(st, id, sig);
@@ -685,7 +685,7 @@ init_dispatch(struct init_state *st)
 		if (initproto_fsop_decode(st->msg, &f) == -1)
 			_exit(1);
 		init_fsop_start(st, &f);
-		initproto_msg_clear(st->msg);
+		seqmsg_clear(st->msg);
 		return;
 	}
 	e = malloc(sizeof(*e));
@@ -693,7 +693,7 @@ init_dispatch(struct init_state *st)
 		_exit(1);
 	init_start(st, e);
 	free(e);
-	initproto_msg_clear(st->msg);
+	seqmsg_clear(st->msg);
 }
 
 /* The exit code a shell would show: the status, or 128 + the signal. */

@@ -1,4 +1,4 @@
-/* The file API's operations on folder descriptors, and their result. */
+/* The file API's operations on folder descriptors. */
 #include "config.h"
 
 #include <dirent.h>
@@ -17,7 +17,7 @@
 
 #include "broker/init/fsop.h"
 
-#define FSOP_OUT_CHUNK_BYTES 4096
+#define FSOP_READ_CHUNK_BYTES 4096      /* a file of unknown size is read in steps of this */
 #define FSOP_DIR_MODE 0755              /* folders write creates (umask applies) */
 #define FSOP_FILE_MODE 0644             /* files write creates (umask applies) */
 
@@ -30,75 +30,18 @@ struct fsop_names {
 /* What grep carries down the tree. */
 struct fsop_grep_state {
 	regex_t re;
-	struct fsop_out *out;
+	struct fsproto_out *out;
 	uint32_t count;
 	uint32_t kept;
 	size_t n_pos;                   /* where the kept count is, in out */
 	char path[PATH_MAX];            /* the file being searched, as shown */
 };
 
-void
-fsop_out_init(struct fsop_out *o)
-{
-	memset(o, 0, sizeof(*o));
-}
-
-void
-fsop_out_clear(struct fsop_out *o)
-{
-	free(o->data);
-	fsop_out_init(o);
-}
-
-static void
-fsop_put(struct fsop_out *o, const void *p, size_t n)
-{
-	size_t cap = o->cap == 0 ? FSOP_OUT_CHUNK_BYTES : o->cap;
-	unsigned char *grown;
-
-	if (o->overflow || n > FSOP_OUT_MAX_BYTES - o->len) {
-		o->overflow = true;
-		return;
-	}
-	while (cap < o->len + n)
-		cap *= 2;
-	if (cap > o->cap) {
-		grown = realloc(o->data, cap);
-		if (grown == NULL) {
-			o->overflow = true;
-			return;
-		}
-		o->data = grown;
-		o->cap = cap;
-	}
-	memcpy(o->data + o->len, p, n);
-	o->len += n;
-}
-
-static void
-fsop_put_u32(struct fsop_out *o, uint32_t v)
-{
-	fsop_put(o, &v, sizeof(v));
-}
-
-static void
-fsop_put_u64(struct fsop_out *o, uint64_t v)
-{
-	fsop_put(o, &v, sizeof(v));
-}
-
-static void
-fsop_put_bytes(struct fsop_out *o, const void *p, size_t n)
-{
-	fsop_put_u32(o, (uint32_t)n);
-	fsop_put(o, p, n);
-}
-
 /* Replaces whatever OUT holds by an error result; returns -1. */
 static int __attribute__((format(printf, 3, 4)))
-fsop_fail(struct fsop_out *out, enum fsop_status status, const char *fmt, ...)
+fsop_fail(struct fsproto_out *out, enum fsproto_status status, const char *fmt, ...)
 {
-	char msg[FSOP_MESSAGE_MAX_BYTES];
+	char msg[FSPROTO_MESSAGE_MAX_BYTES];
 	va_list ap;
 	size_t i;
 
@@ -112,42 +55,42 @@ fsop_fail(struct fsop_out *out, enum fsop_status status, const char *fmt, ...)
 	}
 	out->len = 0;
 	out->overflow = false;
-	fsop_put_u32(out, status);
-	fsop_put_bytes(out, msg, strlen(msg));
+	fsproto_put_u32(out, status);
+	fsproto_put_bytes(out, msg, strlen(msg));
 	return -1;
 }
 
 int
-fsop_out_fail(struct fsop_out *out, enum fsop_status status, const char *message)
+fsop_out_fail(struct fsproto_out *out, enum fsproto_status status, const char *message)
 {
 	return fsop_fail(out, status, "%s", message);
 }
 
 /* The error result for ERR while opening or using PATH. */
 static int
-fsop_fail_errno(struct fsop_out *out, const char *path, int err)
+fsop_fail_errno(struct fsproto_out *out, const char *path, int err)
 {
 	switch (err) {
 	case ENOENT:
-		return fsop_fail(out, FSOP_NOT_FOUND, "%s: no such file or folder", path);
+		return fsop_fail(out, FSPROTO_NOT_FOUND, "%s: no such file or folder", path);
 	case EXDEV:
-		return fsop_fail(out, FSOP_PERMISSION, "%s: leads outside the workspace "
+		return fsop_fail(out, FSPROTO_PERMISSION, "%s: leads outside the workspace "
 		    "(through '..' or a symbolic link); name a path inside it", path);
 	case ELOOP:
-		return fsop_fail(out, FSOP_PERMISSION, "%s: a symbolic link that is not "
+		return fsop_fail(out, FSPROTO_PERMISSION, "%s: a symbolic link that is not "
 		    "followed here (a loop, or a /proc magic link)", path);
 	case EACCES:
 	case EPERM:
-		return fsop_fail(out, FSOP_PERMISSION, "%s: permission denied in the "
+		return fsop_fail(out, FSPROTO_PERMISSION, "%s: permission denied in the "
 		    "sandbox (outside its writable roots, or the file's mode)", path);
 	case EROFS:
-		return fsop_fail(out, FSOP_PERMISSION, "%s: on a read-only root", path);
+		return fsop_fail(out, FSPROTO_PERMISSION, "%s: on a read-only root", path);
 	case ENOTDIR:
 	case EISDIR:
 	case ENAMETOOLONG:
-		return fsop_fail(out, FSOP_INVALID, "%s: %s", path, strerror(err));
+		return fsop_fail(out, FSPROTO_INVALID, "%s: %s", path, strerror(err));
 	default:
-		return fsop_fail(out, FSOP_FAILED, "%s: %s", path, strerror(err));
+		return fsop_fail(out, FSPROTO_FAILED, "%s: %s", path, strerror(err));
 	}
 }
 
@@ -197,7 +140,7 @@ static int
 fsop_slurp(int fd, size_t max, char **data, size_t *len, bool *more)
 {
 	struct stat st;
-	size_t got = 0, cap = FSOP_OUT_CHUNK_BYTES;
+	size_t got = 0, cap = FSOP_READ_CHUNK_BYTES;
 	char *buf;
 	ssize_t n;
 
@@ -234,7 +177,7 @@ fail:
 
 /* Opens PATH as a regular file (FLAGS: O_RDONLY or O_RDWR). */
 static int
-fsop_open_regular(int ws, int root, const char *path, int flags, struct fsop_out *out)
+fsop_open_regular(int ws, int root, const char *path, int flags, struct fsproto_out *out)
 {
 	struct stat st;
 	int fd;
@@ -245,13 +188,13 @@ fsop_open_regular(int ws, int root, const char *path, int flags, struct fsop_out
 		return fsop_fail_errno(out, path, errno);
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fsop_fail(out, FSOP_INVALID, "%s: not a regular file", path);
+		return fsop_fail(out, FSPROTO_INVALID, "%s: not a regular file", path);
 	}
 	return fd;
 }
 
 int
-fsop_read(int ws, int root, const char *path, struct fsop_out *out)
+fsop_read(int ws, int root, const char *path, struct fsproto_out *out)
 {
 	char *data;
 	size_t len;
@@ -260,13 +203,13 @@ fsop_read(int ws, int root, const char *path, struct fsop_out *out)
 
 	if ((fd = fsop_open_regular(ws, root, path, O_RDONLY, out)) == -1)
 		return -1;
-	rc = fsop_slurp(fd, FSOP_READ_MAX_BYTES, &data, &len, &more);
+	rc = fsop_slurp(fd, FSPROTO_READ_MAX_BYTES, &data, &len, &more);
 	close(fd);
 	if (rc == -1)
 		return fsop_fail_errno(out, path, errno);
-	fsop_put_u32(out, FSOP_OK);
-	fsop_put_u32(out, more);
-	fsop_put_bytes(out, data, len);
+	fsproto_put_u32(out, FSPROTO_OK);
+	fsproto_put_u32(out, more);
+	fsproto_put_bytes(out, data, len);
 	free(data);
 	return 0;
 }
@@ -324,12 +267,12 @@ fsop_overwrite(int fd, const void *data, size_t len)
 /* Opens PATH for writing, beneath WS: created anew when missing (*CREATED),
  * else the regular file that is there. */
 static int
-fsop_open_for_write(int ws, const char *path, bool *created, struct fsop_out *out)
+fsop_open_for_write(int ws, const char *path, bool *created, struct fsproto_out *out)
 {
 	int fd;
 
 	if (path[0] == '\0' || path[strlen(path) - 1] == '/')
-		return fsop_fail(out, FSOP_INVALID, "'%s': a file name is needed", path);
+		return fsop_fail(out, FSPROTO_INVALID, "'%s': a file name is needed", path);
 	if (path[0] == '/')
 		return fsop_fail_errno(out, path, EXDEV);
 	if (fsop_make_parents(ws, path) == -1)
@@ -344,23 +287,23 @@ fsop_open_for_write(int ws, const char *path, bool *created, struct fsop_out *ou
 
 /* The result of a write or an edit. */
 static int
-fsop_written(struct fsop_out *out, size_t len, bool created)
+fsop_written(struct fsproto_out *out, size_t len, bool created)
 {
-	fsop_put_u32(out, FSOP_OK);
-	fsop_put_u64(out, len);
-	fsop_put_u32(out, created);
+	fsproto_put_u32(out, FSPROTO_OK);
+	fsproto_put_u64(out, len);
+	fsproto_put_u32(out, created);
 	return 0;
 }
 
 int
-fsop_write(int ws, const char *path, const void *data, size_t len, struct fsop_out *out)
+fsop_write(int ws, const char *path, const void *data, size_t len, struct fsproto_out *out)
 {
 	bool created = false;
 	int fd, rc;
 
-	if (len > FSOP_WRITE_MAX_BYTES)
-		return fsop_fail(out, FSOP_LIMIT, "%s: %zu bytes is more than a write may "
-		    "hold (%d)", path, len, FSOP_WRITE_MAX_BYTES);
+	if (len > FSPROTO_WRITE_MAX_BYTES)
+		return fsop_fail(out, FSPROTO_LIMIT, "%s: %zu bytes is more than a write may "
+		    "hold (%d)", path, len, FSPROTO_WRITE_MAX_BYTES);
 	if ((fd = fsop_open_for_write(ws, path, &created, out)) == -1)
 		return -1;
 	rc = fsop_overwrite(fd, data, len);
@@ -406,27 +349,27 @@ fsop_splice(const char *data, size_t len, size_t at, size_t old_len, const char 
 /* The edit's checks on the file's DATA; -1 with the refusal in OUT. */
 static int
 fsop_edit_check(const char *path, const char *data, size_t len, bool more, const char *old,
-    size_t old_len, size_t new_len, size_t *at, struct fsop_out *out)
+    size_t old_len, size_t new_len, size_t *at, struct fsproto_out *out)
 {
 	size_t n;
 
 	if (more)
-		return fsop_fail(out, FSOP_LIMIT, "%s: larger than an edit may change (%d "
-		    "bytes)", path, FSOP_WRITE_MAX_BYTES);
+		return fsop_fail(out, FSPROTO_LIMIT, "%s: larger than an edit may change (%d "
+		    "bytes)", path, FSPROTO_WRITE_MAX_BYTES);
 	n = fsop_occurrences(data, len, old, old_len, at);
 	if (n != 1)
-		return fsop_fail(out, FSOP_INVALID, "%s: the old text occurs %zu times; it "
+		return fsop_fail(out, FSPROTO_INVALID, "%s: the old text occurs %zu times; it "
 		    "must occur exactly once%s", path, n,
 		    n == 0 ? "" : " (give more of the text around it)");
-	if (len - old_len + new_len > FSOP_WRITE_MAX_BYTES)
-		return fsop_fail(out, FSOP_LIMIT, "%s: the edited file would be larger than "
-		    "%d bytes", path, FSOP_WRITE_MAX_BYTES);
+	if (len - old_len + new_len > FSPROTO_WRITE_MAX_BYTES)
+		return fsop_fail(out, FSPROTO_LIMIT, "%s: the edited file would be larger than "
+		    "%d bytes", path, FSPROTO_WRITE_MAX_BYTES);
 	return 0;
 }
 
 int
 fsop_edit(int ws, const char *path, const char *old, size_t old_len, const char *new_text,
-    size_t new_len, struct fsop_out *out)
+    size_t new_len, struct fsproto_out *out)
 {
 	char *data = NULL, *edited = NULL;
 	size_t len, at = 0, edited_len = 0;
@@ -434,13 +377,13 @@ fsop_edit(int ws, const char *path, const char *old, size_t old_len, const char 
 	int fd, rc = -1;
 
 	if (old_len == 0)
-		return fsop_fail(out, FSOP_INVALID, "%s: the old text is empty; give the text "
+		return fsop_fail(out, FSPROTO_INVALID, "%s: the old text is empty; give the text "
 		    "to replace", path);
 	if (path[0] == '/')
 		return fsop_fail_errno(out, path, EXDEV);
 	if ((fd = fsop_open_regular(ws, -1, path, O_RDWR, out)) == -1)
 		return -1;
-	if (fsop_slurp(fd, FSOP_WRITE_MAX_BYTES, &data, &len, &more) == -1) {
+	if (fsop_slurp(fd, FSPROTO_WRITE_MAX_BYTES, &data, &len, &more) == -1) {
 		fsop_fail_errno(out, path, errno);
 		goto out;
 	}
@@ -524,21 +467,21 @@ fsop_names_read(int fd, size_t max, struct fsop_names *names)
 	return 0;
 }
 
-static enum fsop_type
+static enum fsproto_type
 fsop_type_of(mode_t mode)
 {
 	if (S_ISREG(mode))
-		return FSOP_TYPE_FILE;
+		return FSPROTO_TYPE_FILE;
 	if (S_ISDIR(mode))
-		return FSOP_TYPE_DIR;
+		return FSPROTO_TYPE_DIR;
 	if (S_ISLNK(mode))
-		return FSOP_TYPE_SYMLINK;
-	return FSOP_TYPE_OTHER;
+		return FSPROTO_TYPE_SYMLINK;
+	return FSPROTO_TYPE_OTHER;
 }
 
 /* Opens PATH as a folder to read (O_DIRECTORY). */
 static int
-fsop_open_dir(int ws, int root, const char *path, struct fsop_out *out)
+fsop_open_dir(int ws, int root, const char *path, struct fsproto_out *out)
 {
 	int fd = fsop_open(ws, root, path, O_RDONLY | O_DIRECTORY, 0);
 
@@ -548,7 +491,7 @@ fsop_open_dir(int ws, int root, const char *path, struct fsop_out *out)
 }
 
 int
-fsop_list(int ws, int root, const char *path, struct fsop_out *out)
+fsop_list(int ws, int root, const char *path, struct fsproto_out *out)
 {
 	struct fsop_names names;
 	struct stat st;
@@ -559,24 +502,24 @@ fsop_list(int ws, int root, const char *path, struct fsop_out *out)
 		return -1;
 	/* A second descriptor for fstatat: fdopendir takes the first. */
 	if ((dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1 ||
-	    fsop_names_read(fd, FSOP_LIST_ENTRIES_MAX, &names) == -1) {
+	    fsop_names_read(fd, FSPROTO_LIST_ENTRIES_MAX, &names) == -1) {
 		if (dfd != -1)
 			close(dfd);
 		return fsop_fail_errno(out, path, errno);
 	}
-	fsop_put_u32(out, FSOP_OK);
-	fsop_put_u32(out, (uint32_t)names.n);
+	fsproto_put_u32(out, FSPROTO_OK);
+	fsproto_put_u32(out, (uint32_t)names.n);
 	for (i = 0; i < names.n; i++) {
 		if (fstatat(dfd, names.v[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
 			memset(&st, 0, sizeof(st));
-		fsop_put_bytes(out, names.v[i], strlen(names.v[i]));
-		fsop_put_u32(out, fsop_type_of(st.st_mode));
-		fsop_put_u64(out, (uint64_t)st.st_size);
+		fsproto_put_bytes(out, names.v[i], strlen(names.v[i]));
+		fsproto_put_u32(out, fsop_type_of(st.st_mode));
+		fsproto_put_u64(out, (uint64_t)st.st_size);
 	}
 	close(dfd);
 	fsop_names_clear(&names);
-	return out->overflow ? fsop_fail(out, FSOP_LIMIT, "%s: the listing is larger than "
-	    "%d bytes", path, FSOP_OUT_MAX_BYTES) : 0;
+	return out->overflow ? fsop_fail(out, FSPROTO_LIMIT, "%s: the listing is larger than "
+	    "%d bytes", path, FSPROTO_OUT_MAX_BYTES) : 0;
 }
 
 /* Counts the line TEXT (number LINE) of the current file, and keeps it
@@ -590,11 +533,11 @@ fsop_grep_hit(struct fsop_grep_state *g, uint32_t line, const char *text)
 		n = FSOP_GREP_TEXT_MAX_BYTES;
 	record = 3 * sizeof(uint32_t) + path_len + n;
 	g->count++;
-	if (g->kept == FSOP_GREP_MATCHES_MAX || record > FSOP_OUT_MAX_BYTES - g->out->len)
+	if (g->kept == FSPROTO_GREP_MATCHES_MAX || record > FSPROTO_OUT_MAX_BYTES - g->out->len)
 		return;
-	fsop_put_bytes(g->out, g->path, path_len);
-	fsop_put_u32(g->out, line);
-	fsop_put_bytes(g->out, text, n);
+	fsproto_put_bytes(g->out, g->path, path_len);
+	fsproto_put_u32(g->out, line);
+	fsproto_put_bytes(g->out, text, n);
 	g->kept++;
 }
 
@@ -680,32 +623,32 @@ fsop_grep_dir(struct fsop_grep_state *g, int fd, unsigned depth)
 
 /* Compiles PATTERN into G; -1 with the refusal in OUT. */
 static int
-fsop_grep_compile(struct fsop_grep_state *g, const char *pattern, struct fsop_out *out)
+fsop_grep_compile(struct fsop_grep_state *g, const char *pattern, struct fsproto_out *out)
 {
-	char why[FSOP_MESSAGE_MAX_BYTES / 2];
+	char why[FSPROTO_MESSAGE_MAX_BYTES / 2];
 	int rc;
 
-	if (pattern[0] == '\0' || strlen(pattern) > FSOP_PATTERN_MAX_BYTES)
-		return fsop_fail(out, FSOP_INVALID, "the pattern must have 1 to %d bytes",
-		    FSOP_PATTERN_MAX_BYTES);
+	if (pattern[0] == '\0' || strlen(pattern) > FSPROTO_PATTERN_MAX_BYTES)
+		return fsop_fail(out, FSPROTO_INVALID, "the pattern must have 1 to %d bytes",
+		    FSPROTO_PATTERN_MAX_BYTES);
 	rc = regcomp(&g->re, pattern, REG_EXTENDED | REG_NOSUB | REG_NEWLINE);
 	if (rc != 0) {
 		regerror(rc, &g->re, why, sizeof(why));
-		return fsop_fail(out, FSOP_INVALID, "the pattern is not a valid extended "
+		return fsop_fail(out, FSPROTO_INVALID, "the pattern is not a valid extended "
 		    "regular expression: %s", why);
 	}
 	return 0;
 }
 
 int
-fsop_grep(int ws, int root, const char *pattern, const char *path, struct fsop_out *out)
+fsop_grep(int ws, int root, const char *pattern, const char *path, struct fsproto_out *out)
 {
 	struct fsop_grep_state *g = calloc(1, sizeof(*g));
 	struct stat st;
 	int fd, rc = -1;
 
 	if (g == NULL)
-		return fsop_fail(out, FSOP_FAILED, "out of memory");
+		return fsop_fail(out, FSPROTO_FAILED, "out of memory");
 	g->out = out;
 	if (fsop_grep_compile(g, pattern, out) == -1) {
 		free(g);
@@ -716,10 +659,10 @@ fsop_grep(int ws, int root, const char *pattern, const char *path, struct fsop_o
 		fsop_fail_errno(out, path, errno);
 		goto out;
 	}
-	fsop_put_u32(out, FSOP_OK);
+	fsproto_put_u32(out, FSPROTO_OK);
 	g->n_pos = out->len;
-	fsop_put_u32(out, 0);           /* count and kept, set at the end */
-	fsop_put_u32(out, 0);
+	fsproto_put_u32(out, 0);           /* count and kept, set at the end */
+	fsproto_put_u32(out, 0);
 	snprintf(g->path, sizeof(g->path), "%s", strcmp(path, ".") == 0 ? "" : path);
 	if (S_ISDIR(st.st_mode))
 		fsop_grep_dir(g, fd, 0);
@@ -729,7 +672,7 @@ fsop_grep(int ws, int root, const char *pattern, const char *path, struct fsop_o
 		close(fd);
 	fd = -1;
 	if (out->overflow) {
-		fsop_fail(out, FSOP_FAILED, "%s: out of memory", path);
+		fsop_fail(out, FSPROTO_FAILED, "%s: out of memory", path);
 		goto out;
 	}
 	memcpy(out->data + g->n_pos, &g->count, sizeof(uint32_t));
@@ -741,197 +684,4 @@ out:
 	regfree(&g->re);
 	free(g);
 	return rc;
-}
-
-int
-fsop_out_write(const struct fsop_out *out, int fd)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	if (out->overflow) {
-		errno = EMSGSIZE;
-		return -1;
-	}
-	while (done < out->len) {
-		n = write(fd, out->data + done, out->len - done);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return -1;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-/* A cursor over a result being decoded. */
-struct fsop_reader {
-	const unsigned char *p;
-	size_t len, off;
-	bool bad;
-};
-
-/* The next SIZE bytes, consumed; NULL (and R marked bad) when fewer are left. */
-static const unsigned char *
-fsop_take(struct fsop_reader *r, size_t size)
-{
-	const unsigned char *p;
-
-	if (r->bad || r->len - r->off < size) {
-		r->bad = true;
-		return NULL;
-	}
-	p = r->p + r->off;
-	r->off += size;
-	return p;
-}
-
-static uint32_t
-fsop_get_u32(struct fsop_reader *r)
-{
-	const unsigned char *p = fsop_take(r, sizeof(uint32_t));
-	uint32_t v = 0;
-
-	if (p != NULL)
-		memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t
-fsop_get_u64(struct fsop_reader *r)
-{
-	const unsigned char *p = fsop_take(r, sizeof(uint64_t));
-	uint64_t v = 0;
-
-	if (p != NULL)
-		memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static const char *
-fsop_get_bytes(struct fsop_reader *r, size_t *n)
-{
-	uint32_t len = fsop_get_u32(r);
-	const unsigned char *p = fsop_take(r, len);
-
-	*n = p != NULL ? len : 0;
-	return p != NULL ? (const char *)p : "";
-}
-
-/* The N records of a list; N was checked against what is left. */
-static int
-fsop_decode_list(struct fsop_reader *rd, struct fsop_result *r)
-{
-	uint32_t n = fsop_get_u32(rd), t;
-	size_t i;
-
-	if (rd->bad || n > FSOP_LIST_ENTRIES_MAX)
-		return -1;
-	r->entries = calloc(n > 0 ? n : 1, sizeof(*r->entries));
-	if (r->entries == NULL)
-		return -1;
-	r->n_entries = n;
-	for (i = 0; i < n && !rd->bad; i++) {
-		r->entries[i].name = fsop_get_bytes(rd, &r->entries[i].name_len);
-		t = fsop_get_u32(rd);
-		r->entries[i].type = t <= FSOP_TYPE_OTHER ? (enum fsop_type)t : FSOP_TYPE_OTHER;
-		r->entries[i].size = fsop_get_u64(rd);
-		rd->bad |= t > FSOP_TYPE_OTHER;
-	}
-	return 0;
-}
-
-static int
-fsop_decode_grep(struct fsop_reader *rd, struct fsop_result *r)
-{
-	uint32_t n;
-	size_t i;
-
-	r->count = fsop_get_u32(rd);
-	n = fsop_get_u32(rd);
-	if (rd->bad || n > FSOP_GREP_MATCHES_MAX || n > r->count)
-		return -1;
-	r->matches = calloc(n > 0 ? n : 1, sizeof(*r->matches));
-	if (r->matches == NULL)
-		return -1;
-	r->n_matches = n;
-	for (i = 0; i < n && !rd->bad; i++) {
-		r->matches[i].path = fsop_get_bytes(rd, &r->matches[i].path_len);
-		r->matches[i].line = fsop_get_u32(rd);
-		r->matches[i].text = fsop_get_bytes(rd, &r->matches[i].text_len);
-	}
-	return 0;
-}
-
-/* The body of a successful result of OP. */
-static int
-fsop_decode_ok(struct fsop_reader *rd, enum fsop_op op, struct fsop_result *r)
-{
-	uint32_t flag;
-
-	switch (op) {
-	case FSOP_READ:
-		flag = fsop_get_u32(rd);
-		r->truncated = flag == 1;
-		r->content = fsop_get_bytes(rd, &r->content_len);
-		return flag > 1 ? -1 : 0;
-	case FSOP_WRITE:
-	case FSOP_EDIT:
-		r->bytes_written = fsop_get_u64(rd);
-		flag = fsop_get_u32(rd);
-		r->created = flag == 1;
-		return flag > 1 ? -1 : 0;
-	case FSOP_LIST:
-		return fsop_decode_list(rd, r);
-	case FSOP_GREP:
-		return fsop_decode_grep(rd, r);
-	}
-	return -1;
-}
-
-int
-fsop_result_decode(const void *data, size_t len, enum fsop_op op, struct fsop_result *r)
-{
-	struct fsop_reader rd = { .p = data, .len = len };
-	uint32_t status;
-	int rc;
-
-	memset(r, 0, sizeof(*r));
-	status = fsop_get_u32(&rd);
-	if (rd.bad || status > FSOP_STATUS_MAX)
-		goto bad;
-	r->status = (enum fsop_status)status;
-	if (status != FSOP_OK) {
-		r->message = fsop_get_bytes(&rd, &r->message_len);
-		rc = 0;
-	} else {
-		rc = fsop_decode_ok(&rd, op, r);
-	}
-	if (rc == 0 && !rd.bad && rd.off == rd.len)
-		return 0;
-bad:
-	fsop_result_clear(r);
-	errno = EBADMSG;
-	return -1;
-}
-
-void
-fsop_result_clear(struct fsop_result *r)
-{
-	free(r->entries);
-	free(r->matches);
-	memset(r, 0, sizeof(*r));
-}
-
-const char *
-fsop_type_name(enum fsop_type t)
-{
-	static const char *const names[] = {
-		[FSOP_TYPE_FILE] = "file",
-		[FSOP_TYPE_DIR] = "dir",
-		[FSOP_TYPE_SYMLINK] = "symlink",
-		[FSOP_TYPE_OTHER] = "other",
-	};
-
-	return (unsigned)t <= FSOP_TYPE_OTHER ? names[t] : "other";
 }

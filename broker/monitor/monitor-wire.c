@@ -26,29 +26,29 @@ monitor_wire_copy(char *dst, size_t size, const char *s)
 }
 
 static void
-monitor_wire_put_u64(struct initproto_msg *m, uint64_t v)
+monitor_wire_put_u64(struct seqmsg *m, uint64_t v)
 {
-	initproto_put_u32(m, (uint32_t)(v >> 32));
-	initproto_put_u32(m, (uint32_t)v);
+	seqmsg_put_u32(m, (uint32_t)(v >> 32));
+	seqmsg_put_u32(m, (uint32_t)v);
 }
 
 static int
-monitor_wire_get_u64(struct initproto_msg *m, uint64_t *v)
+monitor_wire_get_u64(struct seqmsg *m, uint64_t *v)
 {
 	uint32_t hi, lo;
 
-	if (initproto_get_u32(m, &hi) == -1 || initproto_get_u32(m, &lo) == -1)
+	if (seqmsg_get_u32(m, &hi) == -1 || seqmsg_get_u32(m, &lo) == -1)
 		return -1;
 	*v = (uint64_t)hi << 32 | lo;
 	return 0;
 }
 
 static int
-monitor_wire_get_bool(struct initproto_msg *m, bool *b)
+monitor_wire_get_bool(struct seqmsg *m, bool *b)
 {
 	uint32_t v;
 
-	if (initproto_get_u32(m, &v) == -1 || v > 1)
+	if (seqmsg_get_u32(m, &v) == -1 || v > 1)
 		return monitor_wire_bad();
 	*b = v == 1;
 	return 0;
@@ -68,74 +68,74 @@ monitor_built_close(struct monitor_built *b)
 }
 
 void
-monitor_wire_hello_encode(struct initproto_msg *m, const struct monitor_hello *h)
+monitor_wire_hello_encode(struct seqmsg *m, const struct monitor_hello *h)
 {
-	initproto_msg_init(m, (enum initproto_type)MONITOR_HELLO);
-	initproto_put_u32(m, h->sandboxes);
-	initproto_put_str(m, h->why);
-	initproto_put_str(m, h->instance);
-	initproto_put_u32(m, h->host_watched);
-	initproto_put_str(m, h->host_why);
-	initproto_put_u32(m, h->map_fd != -1);
+	seqmsg_init(m, (enum initproto_type)MONITOR_HELLO);
+	seqmsg_put_u32(m, h->sandboxes);
+	seqmsg_put_str(m, h->why);
+	seqmsg_put_str(m, h->instance);
+	seqmsg_put_u32(m, h->host_watched);
+	seqmsg_put_str(m, h->host_why);
+	seqmsg_put_u32(m, h->map_fd != -1);
 	if (h->map_fd != -1)
-		initproto_put_fd(m, h->map_fd);
+		seqmsg_put_fd(m, h->map_fd);
 }
 
 int
-monitor_wire_hello_decode(struct initproto_msg *m, struct monitor_hello *h)
+monitor_wire_hello_decode(struct seqmsg *m, struct monitor_hello *h)
 {
 	const char *why, *instance, *host_why;
 	bool has_map;
 
 	h->map_fd = -1;
 	if (m->type != MONITOR_HELLO || monitor_wire_get_bool(m, &h->sandboxes) == -1 ||
-	    initproto_get_str(m, &why) == -1 || initproto_get_str(m, &instance) == -1 ||
+	    seqmsg_get_str(m, &why) == -1 || seqmsg_get_str(m, &instance) == -1 ||
 	    monitor_wire_get_bool(m, &h->host_watched) == -1 ||
-	    initproto_get_str(m, &host_why) == -1 || monitor_wire_get_bool(m, &has_map) == -1 ||
-	    initproto_get_end(m, has_map ? 1 : 0) == -1)
+	    seqmsg_get_str(m, &host_why) == -1 || monitor_wire_get_bool(m, &has_map) == -1 ||
+	    seqmsg_get_end(m, has_map ? 1 : 0) == -1)
 		return monitor_wire_bad();
 	if (monitor_wire_copy(h->why, sizeof(h->why), why) == -1 ||
 	    monitor_wire_copy(h->instance, sizeof(h->instance), instance) == -1 ||
 	    monitor_wire_copy(h->host_why, sizeof(h->host_why), host_why) == -1)
 		return -1;
 	if (has_map)
-		h->map_fd = initproto_take_fd(m, 0);
+		h->map_fd = seqmsg_take_fd(m, 0);
 	return 0;
 }
 
 void
-monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create *r)
+monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 {
-	initproto_msg_init(m, (enum initproto_type)MONITOR_CREATE);
-	initproto_put_fd(m, r->caller_fd);
-	initproto_put_str(m, r->name);
-	initproto_put_u32(m, r->uid);
-	initproto_put_u32(m, r->gid);
-	initproto_put_u32(m, (uint32_t)r->n_roots);
+	seqmsg_init(m, (enum initproto_type)MONITOR_CREATE);
+	seqmsg_put_fd(m, r->caller_fd);
+	seqmsg_put_str(m, r->name);
+	seqmsg_put_u32(m, r->uid);
+	seqmsg_put_u32(m, r->gid);
+	seqmsg_put_u32(m, (uint32_t)r->n_roots);
 	for (size_t i = 0; i < r->n_roots; i++) {
-		initproto_put_str(m, r->roots[i].path);
-		initproto_put_u32(m, r->roots[i].read_only);
+		seqmsg_put_str(m, r->roots[i].path);
+		seqmsg_put_u32(m, r->roots[i].read_only);
 	}
-	initproto_put_str(m, r->workdir != NULL ? r->workdir : "");
-	initproto_put_u32(m, r->slot);
+	seqmsg_put_str(m, r->workdir != NULL ? r->workdir : "");
+	seqmsg_put_u32(m, r->slot);
 	monitor_wire_put_u64(m, r->pids);
 	monitor_wire_put_u64(m, r->memory_bytes);
-	initproto_put_u32(m, r->cpu_milli);
-	initproto_put_u32(m, r->hard_requirement);
-	initproto_put_str(m, r->grant_home != NULL ? r->grant_home : "");
-	initproto_put_u32(m, (uint32_t)r->n_grants);
+	seqmsg_put_u32(m, r->cpu_milli);
+	seqmsg_put_u32(m, r->hard_requirement);
+	seqmsg_put_str(m, r->grant_home != NULL ? r->grant_home : "");
+	seqmsg_put_u32(m, (uint32_t)r->n_grants);
 	for (size_t i = 0; i < r->n_grants; i++)
-		initproto_put_str(m, r->grants[i]);
+		seqmsg_put_str(m, r->grants[i]);
 }
 
 /* run_as. Who the caller is travels as its connection, not as numbers:
  * the monitor reads it there itself. */
 static int
-monitor_wire_create_ids(struct initproto_msg *m, struct monitor_wire_create *out)
+monitor_wire_create_ids(struct seqmsg *m, struct monitor_wire_create *out)
 {
 	uint32_t uid, gid;
 
-	if (initproto_get_u32(m, &uid) == -1 || initproto_get_u32(m, &gid) == -1)
+	if (seqmsg_get_u32(m, &uid) == -1 || seqmsg_get_u32(m, &gid) == -1)
 		return monitor_wire_bad();
 	out->req.uid = uid;
 	out->req.gid = gid;
@@ -143,14 +143,14 @@ monitor_wire_create_ids(struct initproto_msg *m, struct monitor_wire_create *out
 }
 
 static int
-monitor_wire_create_roots(struct initproto_msg *m, struct monitor_wire_create *out)
+monitor_wire_create_roots(struct seqmsg *m, struct monitor_wire_create *out)
 {
 	uint32_t n;
 
-	if (initproto_get_u32(m, &n) == -1 || n == 0 || n > MONITOR_WIRE_ROOTS_MAX)
+	if (seqmsg_get_u32(m, &n) == -1 || n == 0 || n > MONITOR_WIRE_ROOTS_MAX)
 		return monitor_wire_bad();
 	for (uint32_t i = 0; i < n; i++)
-		if (initproto_get_str(m, &out->roots[i].path) == -1 ||
+		if (seqmsg_get_str(m, &out->roots[i].path) == -1 ||
 		    monitor_wire_get_bool(m, &out->roots[i].read_only) == -1)
 			return monitor_wire_bad();
 	out->req.roots = out->roots;
@@ -159,16 +159,16 @@ monitor_wire_create_roots(struct initproto_msg *m, struct monitor_wire_create *o
 }
 
 static int
-monitor_wire_create_grants(struct initproto_msg *m, struct monitor_wire_create *out)
+monitor_wire_create_grants(struct seqmsg *m, struct monitor_wire_create *out)
 {
 	const char *home;
 	uint32_t n;
 
-	if (initproto_get_str(m, &home) == -1 || initproto_get_u32(m, &n) == -1 ||
+	if (seqmsg_get_str(m, &home) == -1 || seqmsg_get_u32(m, &n) == -1 ||
 	    n > MONITOR_GRANTS_MAX)
 		return monitor_wire_bad();
 	for (uint32_t i = 0; i < n; i++)
-		if (initproto_get_str(m, &out->grants[i]) == -1)
+		if (seqmsg_get_str(m, &out->grants[i]) == -1)
 			return monitor_wire_bad();
 	out->req.grant_home = home[0] != '\0' ? home : NULL;
 	out->req.grants = out->grants;
@@ -177,22 +177,22 @@ monitor_wire_create_grants(struct initproto_msg *m, struct monitor_wire_create *
 }
 
 int
-monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *out)
+monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 {
 	struct monitor_create *r = &out->req;
 	const char *workdir;
 	uint32_t slot, cpu;
 
 	memset(out, 0, sizeof(*out));
-	if (m->type != MONITOR_CREATE || initproto_get_str(m, &r->name) == -1 ||
+	if (m->type != MONITOR_CREATE || seqmsg_get_str(m, &r->name) == -1 ||
 	    monitor_wire_create_ids(m, out) == -1 || monitor_wire_create_roots(m, out) == -1 ||
-	    initproto_get_str(m, &workdir) == -1 || initproto_get_u32(m, &slot) == -1 ||
+	    seqmsg_get_str(m, &workdir) == -1 || seqmsg_get_u32(m, &slot) == -1 ||
 	    monitor_wire_get_u64(m, &r->pids) == -1 ||
-	    monitor_wire_get_u64(m, &r->memory_bytes) == -1 || initproto_get_u32(m, &cpu) == -1 ||
+	    monitor_wire_get_u64(m, &r->memory_bytes) == -1 || seqmsg_get_u32(m, &cpu) == -1 ||
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
-	    monitor_wire_create_grants(m, out) == -1 || initproto_get_end(m, 1) == -1)
+	    monitor_wire_create_grants(m, out) == -1 || seqmsg_get_end(m, 1) == -1)
 		return monitor_wire_bad();
-	r->caller_fd = initproto_take_fd(m, 0);
+	r->caller_fd = seqmsg_take_fd(m, 0);
 	r->workdir = workdir[0] != '\0' ? workdir : NULL;
 	r->slot = slot;
 	r->cpu_milli = cpu;
@@ -200,34 +200,34 @@ monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *
 }
 
 static void
-monitor_wire_put_list(struct initproto_msg *m, char *const *v, size_t n, size_t max)
+monitor_wire_put_list(struct seqmsg *m, char *const *v, size_t n, size_t max)
 {
 	n = n < max ? n : max;
-	initproto_put_u32(m, (uint32_t)n);
+	seqmsg_put_u32(m, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		initproto_put_str(m, v[i]);
+		seqmsg_put_str(m, v[i]);
 }
 
 /* What the grants copied; lists past their bound are cut (the broker only
  * shows them). */
 static void
-monitor_wire_creds_encode(struct initproto_msg *m, const struct credcopy_result *r)
+monitor_wire_creds_encode(struct seqmsg *m, const struct credcopy_result *r)
 {
 	size_t n = r != NULL ? r->ngrants : 0;
 
-	initproto_put_u32(m, (uint32_t)n);
+	seqmsg_put_u32(m, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
 		const struct credcopy_applied *a = &r->grants[i];
 		size_t nskip = a->nskipped < MONITOR_WIRE_LIST_MAX ? a->nskipped :
 		    MONITOR_WIRE_LIST_MAX;
 
-		initproto_put_str(m, a->name);
+		seqmsg_put_str(m, a->name);
 		monitor_wire_put_list(m, a->hosts, a->nhosts, MONITOR_WIRE_LIST_MAX);
 		monitor_wire_put_list(m, a->copied, a->ncopied, MONITOR_WIRE_LIST_MAX);
-		initproto_put_u32(m, (uint32_t)nskip);
+		seqmsg_put_u32(m, (uint32_t)nskip);
 		for (size_t k = 0; k < nskip; k++) {
-			initproto_put_str(m, a->skipped[k].path);
-			initproto_put_str(m, a->skipped[k].reason);
+			seqmsg_put_str(m, a->skipped[k].path);
+			seqmsg_put_str(m, a->skipped[k].reason);
 		}
 	}
 	monitor_wire_put_list(m, r != NULL ? r->env : NULL, r != NULL ? r->nenv : 0,
@@ -236,16 +236,16 @@ monitor_wire_creds_encode(struct initproto_msg *m, const struct credcopy_result 
 
 /* A list of at most MONITOR_WIRE_LIST_MAX texts into *V (malloc'd). */
 static int
-monitor_wire_get_list(struct initproto_msg *m, char ***v, size_t *n)
+monitor_wire_get_list(struct seqmsg *m, char ***v, size_t *n)
 {
 	const char *s;
 	uint32_t count;
 
-	if (initproto_get_u32(m, &count) == -1 || count > MONITOR_WIRE_LIST_MAX)
+	if (seqmsg_get_u32(m, &count) == -1 || count > MONITOR_WIRE_LIST_MAX)
 		return monitor_wire_bad();
 	*v = xcalloc(count + 1, sizeof(**v));
 	for (*n = 0; *n < count; (*n)++) {
-		if (initproto_get_str(m, &s) == -1)
+		if (seqmsg_get_str(m, &s) == -1)
 			return monitor_wire_bad();
 		(*v)[*n] = xstrdup(s);
 	}
@@ -253,21 +253,21 @@ monitor_wire_get_list(struct initproto_msg *m, char ***v, size_t *n)
 }
 
 static int
-monitor_wire_applied_decode(struct initproto_msg *m, struct credcopy_applied *a)
+monitor_wire_applied_decode(struct seqmsg *m, struct credcopy_applied *a)
 {
 	const char *s, *reason;
 	uint32_t n;
 
-	if (initproto_get_str(m, &s) == -1)
+	if (seqmsg_get_str(m, &s) == -1)
 		return monitor_wire_bad();
 	a->name = xstrdup(s);
 	if (monitor_wire_get_list(m, &a->hosts, &a->nhosts) == -1 ||
 	    monitor_wire_get_list(m, &a->copied, &a->ncopied) == -1 ||
-	    initproto_get_u32(m, &n) == -1 || n > MONITOR_WIRE_LIST_MAX)
+	    seqmsg_get_u32(m, &n) == -1 || n > MONITOR_WIRE_LIST_MAX)
 		return monitor_wire_bad();
 	a->skipped = xcalloc(n + 1, sizeof(*a->skipped));
 	for (; a->nskipped < n; a->nskipped++) {
-		if (initproto_get_str(m, &s) == -1 || initproto_get_str(m, &reason) == -1)
+		if (seqmsg_get_str(m, &s) == -1 || seqmsg_get_str(m, &reason) == -1)
 			return monitor_wire_bad();
 		a->skipped[a->nskipped].path = xstrdup(s);
 		a->skipped[a->nskipped].reason = xstrdup(reason);
@@ -277,13 +277,13 @@ monitor_wire_applied_decode(struct initproto_msg *m, struct credcopy_applied *a)
 
 /* The grants' result into *OUT (NULL when there were none). */
 static int
-monitor_wire_creds_decode(struct initproto_msg *m, struct credcopy_result **out)
+monitor_wire_creds_decode(struct seqmsg *m, struct credcopy_result **out)
 {
 	struct credcopy_result *r;
 	uint32_t n;
 
 	*out = NULL;
-	if (initproto_get_u32(m, &n) == -1 || n > MONITOR_GRANTS_MAX + 1)
+	if (seqmsg_get_u32(m, &n) == -1 || n > MONITOR_GRANTS_MAX + 1)
 		return monitor_wire_bad();
 	r = xcalloc(1, sizeof(*r));
 	r->grants = xcalloc(n + 1, sizeof(*r->grants));
@@ -305,27 +305,27 @@ monitor_wire_creds_decode(struct initproto_msg *m, struct credcopy_result **out)
 }
 
 void
-monitor_wire_built_encode(struct initproto_msg *m, const struct monitor_built *b)
+monitor_wire_built_encode(struct seqmsg *m, const struct monitor_built *b)
 {
-	initproto_msg_init(m, (enum initproto_type)MONITOR_BUILT);
-	initproto_put_u32(m, (uint32_t)b->init_pid);
-	initproto_put_u32(m, b->gateway.s_addr);
-	initproto_put_u32(m, b->address.s_addr);
-	initproto_put_str(m, b->home);
-	initproto_put_u32(m, (uint32_t)b->landlock_abi);
-	initproto_put_u32(m, b->seccomp);
-	initproto_put_u32(m, (uint32_t)b->n_missing);
+	seqmsg_init(m, (enum initproto_type)MONITOR_BUILT);
+	seqmsg_put_u32(m, (uint32_t)b->init_pid);
+	seqmsg_put_u32(m, b->gateway.s_addr);
+	seqmsg_put_u32(m, b->address.s_addr);
+	seqmsg_put_str(m, b->home);
+	seqmsg_put_u32(m, (uint32_t)b->landlock_abi);
+	seqmsg_put_u32(m, b->seccomp);
+	seqmsg_put_u32(m, (uint32_t)b->n_missing);
 	for (size_t i = 0; i < b->n_missing; i++)
-		initproto_put_str(m, b->missing[i]);
+		seqmsg_put_str(m, b->missing[i]);
 	for (size_t i = 0; i < 3; i++)
-		initproto_put_str(m, b->limit_source[i] != NULL ? b->limit_source[i] : "none");
+		seqmsg_put_str(m, b->limit_source[i] != NULL ? b->limit_source[i] : "none");
 	monitor_wire_creds_encode(m, b->creds);
-	initproto_put_fd(m, b->channel_fd);
-	initproto_put_fd(m, b->diag_fd);
-	initproto_put_fd(m, b->connect_fd);
-	initproto_put_fd(m, b->transparent_fd);
-	initproto_put_fd(m, b->dns_udp_fd);
-	initproto_put_fd(m, b->dns_tcp_fd);
+	seqmsg_put_fd(m, b->channel_fd);
+	seqmsg_put_fd(m, b->diag_fd);
+	seqmsg_put_fd(m, b->connect_fd);
+	seqmsg_put_fd(m, b->transparent_fd);
+	seqmsg_put_fd(m, b->dns_udp_fd);
+	seqmsg_put_fd(m, b->dns_tcp_fd);
 }
 
 /* Copies text S into B's store; the copy, or NULL when the store is full. */
@@ -343,28 +343,28 @@ monitor_wire_store(struct monitor_built *b, size_t *used, const char *s)
 }
 
 static int
-monitor_wire_built_texts(struct initproto_msg *m, struct monitor_built *b)
+monitor_wire_built_texts(struct seqmsg *m, struct monitor_built *b)
 {
 	const char *s;
 	size_t used = 0;
 	uint32_t n;
 
-	if (initproto_get_u32(m, &n) == -1 || n > MONITOR_MISSING_MAX)
+	if (seqmsg_get_u32(m, &n) == -1 || n > MONITOR_MISSING_MAX)
 		return monitor_wire_bad();
 	for (uint32_t i = 0; i < n; i++)
-		if (initproto_get_str(m, &s) == -1 ||
+		if (seqmsg_get_str(m, &s) == -1 ||
 		    (b->missing[i] = monitor_wire_store(b, &used, s)) == NULL)
 			return monitor_wire_bad();
 	b->n_missing = n;
 	for (size_t i = 0; i < 3; i++)
-		if (initproto_get_str(m, &s) == -1 ||
+		if (seqmsg_get_str(m, &s) == -1 ||
 		    (b->limit_source[i] = monitor_wire_store(b, &used, s)) == NULL)
 			return monitor_wire_bad();
 	return 0;
 }
 
 int
-monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b)
+monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b)
 {
 	int *fds[MONITOR_WIRE_BUILT_FDS] = { &b->channel_fd, &b->diag_fd, &b->connect_fd,
 	    &b->transparent_fd, &b->dns_udp_fd, &b->dns_tcp_fd };
@@ -375,12 +375,12 @@ monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b)
 	b->map_fd = -1;
 	for (size_t i = 0; i < MONITOR_WIRE_BUILT_FDS; i++)
 		*fds[i] = -1;
-	if (m->type != MONITOR_BUILT || initproto_get_u32(m, &pid) == -1 ||
-	    initproto_get_u32(m, &gw) == -1 || initproto_get_u32(m, &addr) == -1 ||
-	    initproto_get_str(m, &home) == -1 || initproto_get_u32(m, &abi) == -1 ||
+	if (m->type != MONITOR_BUILT || seqmsg_get_u32(m, &pid) == -1 ||
+	    seqmsg_get_u32(m, &gw) == -1 || seqmsg_get_u32(m, &addr) == -1 ||
+	    seqmsg_get_str(m, &home) == -1 || seqmsg_get_u32(m, &abi) == -1 ||
 	    monitor_wire_get_bool(m, &b->seccomp) == -1 || monitor_wire_built_texts(m, b) == -1 ||
 	    monitor_wire_creds_decode(m, &b->creds) == -1 ||
-	    initproto_get_end(m, MONITOR_WIRE_BUILT_FDS) == -1 ||
+	    seqmsg_get_end(m, MONITOR_WIRE_BUILT_FDS) == -1 ||
 	    monitor_wire_copy(b->home, sizeof(b->home), home) == -1) {
 		credcopy_result_free(b->creds);
 		b->creds = NULL;
@@ -391,76 +391,76 @@ monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b)
 	b->address.s_addr = addr;
 	b->landlock_abi = (int)abi;
 	for (size_t i = 0; i < MONITOR_WIRE_BUILT_FDS; i++)
-		*fds[i] = initproto_take_fd(m, i);
+		*fds[i] = seqmsg_take_fd(m, i);
 	return 0;
 }
 
 void
-monitor_wire_text_encode(struct initproto_msg *m, enum monitor_wire_type type, const char *text,
+monitor_wire_text_encode(struct seqmsg *m, enum monitor_wire_type type, const char *text,
     int fd)
 {
-	initproto_msg_init(m, (enum initproto_type)type);
-	initproto_put_str(m, text);
+	seqmsg_init(m, (enum initproto_type)type);
+	seqmsg_put_str(m, text);
 	if (fd != -1)
-		initproto_put_fd(m, fd);
+		seqmsg_put_fd(m, fd);
 }
 
 int
-monitor_wire_text_decode(struct initproto_msg *m, enum monitor_wire_type type,
+monitor_wire_text_decode(struct seqmsg *m, enum monitor_wire_type type,
     const char **text, int *fd)
 {
-	if (m->type != (uint32_t)type || initproto_get_str(m, text) == -1 ||
-	    initproto_get_end(m, fd != NULL ? 1 : 0) == -1)
+	if (m->type != (uint32_t)type || seqmsg_get_str(m, text) == -1 ||
+	    seqmsg_get_end(m, fd != NULL ? 1 : 0) == -1)
 		return monitor_wire_bad();
 	if (fd != NULL)
-		*fd = initproto_take_fd(m, 0);
+		*fd = seqmsg_take_fd(m, 0);
 	return 0;
 }
 
 void
-monitor_wire_list_encode(struct initproto_msg *m, enum monitor_wire_type type, uint32_t count,
+monitor_wire_list_encode(struct seqmsg *m, enum monitor_wire_type type, uint32_t count,
     const char *const *texts, size_t n)
 {
-	initproto_msg_init(m, (enum initproto_type)type);
-	initproto_put_u32(m, count);
-	initproto_put_u32(m, (uint32_t)n);
+	seqmsg_init(m, (enum initproto_type)type);
+	seqmsg_put_u32(m, count);
+	seqmsg_put_u32(m, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		initproto_put_str(m, texts[i]);
+		seqmsg_put_str(m, texts[i]);
 }
 
 int
-monitor_wire_list_decode(struct initproto_msg *m, enum monitor_wire_type type, size_t max,
+monitor_wire_list_decode(struct seqmsg *m, enum monitor_wire_type type, size_t max,
     uint32_t *count, void (*each)(const char *text, void *arg), void *arg)
 {
 	const char *s;
 	uint32_t n;
 
-	if (m->type != (uint32_t)type || initproto_get_u32(m, count) == -1 ||
-	    initproto_get_u32(m, &n) == -1 || n > max)
+	if (m->type != (uint32_t)type || seqmsg_get_u32(m, count) == -1 ||
+	    seqmsg_get_u32(m, &n) == -1 || n > max)
 		return monitor_wire_bad();
 	for (uint32_t i = 0; i < n; i++) {
-		if (initproto_get_str(m, &s) == -1)
+		if (seqmsg_get_str(m, &s) == -1)
 			return monitor_wire_bad();
 		each(s, arg);
 	}
-	return initproto_get_end(m, 0) == -1 ? monitor_wire_bad() : 0;
+	return seqmsg_get_end(m, 0) == -1 ? monitor_wire_bad() : 0;
 }
 
 void
-monitor_wire_owned_encode(struct initproto_msg *m, uid_t uid, gid_t gid)
+monitor_wire_owned_encode(struct seqmsg *m, uid_t uid, gid_t gid)
 {
-	initproto_msg_init(m, (enum initproto_type)MONITOR_OWNED);
-	initproto_put_u32(m, uid);
-	initproto_put_u32(m, gid);
+	seqmsg_init(m, (enum initproto_type)MONITOR_OWNED);
+	seqmsg_put_u32(m, uid);
+	seqmsg_put_u32(m, gid);
 }
 
 int
-monitor_wire_owned_decode(struct initproto_msg *m, uid_t *uid, gid_t *gid)
+monitor_wire_owned_decode(struct seqmsg *m, uid_t *uid, gid_t *gid)
 {
 	uint32_t u, g;
 
-	if (m->type != MONITOR_OWNED || initproto_get_u32(m, &u) == -1 ||
-	    initproto_get_u32(m, &g) == -1 || initproto_get_end(m, 0) == -1)
+	if (m->type != MONITOR_OWNED || seqmsg_get_u32(m, &u) == -1 ||
+	    seqmsg_get_u32(m, &g) == -1 || seqmsg_get_end(m, 0) == -1)
 		return monitor_wire_bad();
 	*uid = u;
 	*gid = g;

@@ -73,36 +73,36 @@ struct monitor_wire_reaped {
 	char what[MONITOR_WIRE_REAPED_MAX][96];
 };
 
-void monitor_wire_hello_encode(struct initproto_msg *m, const struct monitor_hello *h);
-int monitor_wire_hello_decode(struct initproto_msg *m, struct monitor_hello *h);
+void monitor_wire_hello_encode(struct seqmsg *m, const struct monitor_hello *h);
+int monitor_wire_hello_decode(struct seqmsg *m, struct monitor_hello *h);
 
-void monitor_wire_create_encode(struct initproto_msg *m, const struct monitor_create *r);
+void monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r);
 /* Strings of OUT point into M: keep M until OUT is used. OUT->req.caller_fd
  * is taken from M (the caller closes it). */
-int monitor_wire_create_decode(struct initproto_msg *m, struct monitor_wire_create *out);
+int monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out);
 
 /* BUILT carries B's descriptors (attached, not owned). */
-void monitor_wire_built_encode(struct initproto_msg *m, const struct monitor_built *b);
+void monitor_wire_built_encode(struct seqmsg *m, const struct monitor_built *b);
 /* Takes the descriptors into B; its texts are copied into B, the grants'
  * result allocated (B->creds: credcopy_result_free it). */
-int monitor_wire_built_decode(struct initproto_msg *m, struct monitor_built *b);
+int monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b);
 
 /* A message of TYPE holding one text (FAILED, DESTROY, DONE with "" on
  * success, OWNER: then FD is attached, else -1) or a list of texts (REAP,
  * REAPED after a count). */
-void monitor_wire_text_encode(struct initproto_msg *m, enum monitor_wire_type type,
+void monitor_wire_text_encode(struct seqmsg *m, enum monitor_wire_type type,
     const char *text, int fd);
 /* *FD (may be NULL when none is expected) takes the attached descriptor. */
-int monitor_wire_text_decode(struct initproto_msg *m, enum monitor_wire_type type,
+int monitor_wire_text_decode(struct seqmsg *m, enum monitor_wire_type type,
     const char **text, int *fd);
-void monitor_wire_list_encode(struct initproto_msg *m, enum monitor_wire_type type,
+void monitor_wire_list_encode(struct seqmsg *m, enum monitor_wire_type type,
     uint32_t count, const char *const *texts, size_t n);
 /* Calls EACH for every text (at most MAX); -1 when malformed or too many. */
-int monitor_wire_list_decode(struct initproto_msg *m, enum monitor_wire_type type,
+int monitor_wire_list_decode(struct seqmsg *m, enum monitor_wire_type type,
     size_t max, uint32_t *count, void (*each)(const char *text, void *arg), void *arg);
 
 /* OWNED: the owner of the path asked. */
-void monitor_wire_owned_encode(struct initproto_msg *m, uid_t uid, gid_t gid);
-int monitor_wire_owned_decode(struct initproto_msg *m, uid_t *uid, gid_t *gid);
+void monitor_wire_owned_encode(struct seqmsg *m, uid_t uid, gid_t gid);
+int monitor_wire_owned_decode(struct seqmsg *m, uid_t *uid, gid_t *gid);
 
 #endif

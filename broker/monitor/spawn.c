@@ -248,7 +248,7 @@ struct spawn_opener {
 static void __attribute__((noreturn))
 spawn_open_child(int sock, const struct spawn_opener *o)
 {
-	struct initproto_msg *m = malloc(sizeof(*m));
+	struct seqmsg *m = malloc(sizeof(*m));
 	int fds[SPAWN_ROOTS_MAX + 1];
 	char *err = NULL;
 
@@ -256,14 +256,14 @@ spawn_open_child(int sock, const struct spawn_opener *o)
 		_exit(1);
 	if (spawn_become_caller(o->uid, o->gid, o->groups, o->ngroups, &err) == 0 &&
 	    o->open(o->arg, fds, &err) == 0) {
-		initproto_msg_init(m, (enum initproto_type)SPAWN_OPENED);
+		seqmsg_init(m, (enum initproto_type)SPAWN_OPENED);
 		for (size_t i = 0; i < o->n; i++)
-			initproto_put_fd(m, fds[i]);
+			seqmsg_put_fd(m, fds[i]);
 	} else {
-		initproto_msg_init(m, (enum initproto_type)SPAWN_OPEN_REFUSED);
-		initproto_put_str(m, err != NULL ? err : "cannot open");
+		seqmsg_init(m, (enum initproto_type)SPAWN_OPEN_REFUSED);
+		seqmsg_put_str(m, err != NULL ? err : "cannot open");
 	}
-	_exit(initproto_send(sock, m) == 0 ? 0 : 1);
+	_exit(seqmsg_send(sock, m) == 0 ? 0 : 1);
 }
 
 /* The child's answer on SOCK, waited for with a deadline. */
@@ -271,25 +271,25 @@ static int
 spawn_open_answer(int sock, const struct spawn_opener *o, int *fds, char **err)
 {
 	struct pollfd p = { .fd = sock, .events = POLLIN };
-	struct initproto_msg *m = xmalloc(sizeof(*m));
+	struct seqmsg *m = xmalloc(sizeof(*m));
 	const char *text;
 	int rc = -1;
 
-	initproto_msg_init(m, 0);
+	seqmsg_init(m, 0);
 	if (poll(&p, 1, SPAWN_OPEN_TIMEOUT_MS) != 1)
 		spawn_refuse(err, "opening the folders as the caller took more than %d ms "
 		    "(a file system that does not answer?)", SPAWN_OPEN_TIMEOUT_MS);
-	else if (initproto_recv(sock, m) != 1)
+	else if (seqmsg_recv(sock, m) != 1)
 		spawn_refuse(err, "the folders could not be opened as the caller");
-	else if (m->type == SPAWN_OPEN_REFUSED && initproto_get_str(m, &text) == 0)
+	else if (m->type == SPAWN_OPEN_REFUSED && seqmsg_get_str(m, &text) == 0)
 		spawn_refuse(err, "%s", text);
-	else if (m->type != SPAWN_OPENED || initproto_get_end(m, o->n) == -1)
+	else if (m->type != SPAWN_OPENED || seqmsg_get_end(m, o->n) == -1)
 		spawn_refuse(err, "the folders could not be opened as the caller");
 	else
 		rc = 0;
 	for (size_t i = 0; rc == 0 && i < o->n; i++)
-		fds[i] = initproto_take_fd(m, i);
-	initproto_msg_clear(m);
+		fds[i] = seqmsg_take_fd(m, i);
+	seqmsg_clear(m);
 	free(m);
 	return rc;
 }
@@ -572,14 +572,14 @@ fail:
 int
 spawn_ready(struct spawn *sp, int timeout_ms, char **err)
 {
-	struct initproto_msg *m = xmalloc(sizeof(*m));
+	struct seqmsg *m = xmalloc(sizeof(*m));
 	struct pollfd p = { .fd = sp->chan, .events = POLLIN };
 	const char *text;
 	uint32_t flags, abi;
 	int rc = -1, n;
 
 	initproto_spec_encode(m, &sp->ispec);
-	if (initproto_send(sp->chan, m) == -1) {
+	if (seqmsg_send(sp->chan, m) == -1) {
 		spawn_refuse(err, "sandbox %s: sending the spec to corral-init: %s", sp->name,
 		    strerror(errno));
 		goto out;
@@ -594,22 +594,22 @@ spawn_ready(struct spawn *sp, int timeout_ms, char **err)
 		    sp->name, timeout_ms);
 		goto out;
 	}
-	n = initproto_recv(sp->chan, m);
-	if (n == 1 && m->type == INITPROTO_READY && initproto_get_u32(m, &flags) == 0 &&
-	    initproto_get_u32(m, &abi) == 0 && initproto_get_end(m, 0) == 0) {
+	n = seqmsg_recv(sp->chan, m);
+	if (n == 1 && m->type == INITPROTO_READY && seqmsg_get_u32(m, &flags) == 0 &&
+	    seqmsg_get_u32(m, &abi) == 0 && seqmsg_get_end(m, 0) == 0) {
 		sp->ready = true;
 		sp->landlock_abi = (int)abi;
 		sp->seccomp = flags & INITPROTO_READY_SECCOMP;
 		rc = 0;
-	} else if (n == 1 && m->type == INITPROTO_ERROR && initproto_get_u32(m, &flags) == 0 &&
-	    initproto_get_str(m, &text) == 0) {
+	} else if (n == 1 && m->type == INITPROTO_ERROR && seqmsg_get_u32(m, &flags) == 0 &&
+	    seqmsg_get_str(m, &text) == 0) {
 		spawn_refuse(err, "sandbox %s refused by corral-init: %s", sp->name, text);
 	} else {
 		spawn_refuse(err, "sandbox %s: corral-init %s", sp->name,
 		    n == 0 ? "exited before answering" : "answered something else than READY");
 	}
 out:
-	initproto_msg_clear(m);
+	seqmsg_clear(m);
 	free(m);
 	return rc;
 }

@@ -29,8 +29,8 @@ struct fixture {
 	char dir[64];                   /* the temporary folder */
 	char ws_path[96];               /* dir/ws: the workspace */
 	int ws, root;
-	struct fsop_out out;
-	struct fsop_result r;
+	struct fsproto_out out;
+	struct fsproto_result r;
 };
 
 /* Writes the LEN bytes of DATA to DIR/NAME. */
@@ -93,7 +93,7 @@ setup(void **state)
 	put_file(f->dir, "x", "beside the workspace\n");
 	f->ws = open(f->ws_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	f->root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	fsop_out_init(&f->out);
+	fsproto_out_init(&f->out);
 	*state = f;
 	return f->ws == -1 || f->root == -1 ? -1 : 0;
 }
@@ -106,8 +106,8 @@ teardown(void **state)
 
 	close(f->ws);
 	close(f->root);
-	fsop_out_clear(&f->out);
-	fsop_result_clear(&f->r);
+	fsproto_out_clear(&f->out);
+	fsproto_result_clear(&f->r);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
 	if (system(cmd) != 0)
 		return -1;
@@ -125,11 +125,11 @@ need(void **state)
 }
 
 /* Decodes what the last operation of OP left in F's output. */
-static struct fsop_result *
-result(struct fixture *f, enum fsop_op op)
+static struct fsproto_result *
+result(struct fixture *f, enum fsproto_op op)
 {
-	fsop_result_clear(&f->r);
-	assert_int_equal(fsop_result_decode(f->out.data, f->out.len, op, &f->r), 0);
+	fsproto_result_clear(&f->r);
+	assert_int_equal(fsproto_result_decode(f->out.data, f->out.len, op, &f->r), 0);
 	f->out.len = 0;
 	return &f->r;
 }
@@ -157,11 +157,11 @@ static void
 test_write_creates_the_file_and_its_folders(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	assert_int_equal(fsop_write(f->ws, "notes/deep/a.md", "hello\n", 6, &f->out), 0);
-	r = result(f, FSOP_WRITE);
-	assert_int_equal(r->status, FSOP_OK);
+	r = result(f, FSPROTO_WRITE);
+	assert_int_equal(r->status, FSPROTO_OK);
 	assert_int_equal(r->bytes_written, 6);
 	assert_true(r->created);
 	assert_string_equal(host_read(f, "notes/deep/a.md"), "hello\n");
@@ -171,11 +171,11 @@ static void
 test_write_over_a_file_replaces_it_and_is_not_created(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	put_file(f->ws_path, "a.txt", "a longer first content\n");
 	assert_int_equal(fsop_write(f->ws, "a.txt", "short", 5, &f->out), 0);
-	r = result(f, FSOP_WRITE);
+	r = result(f, FSPROTO_WRITE);
 	assert_false(r->created);
 	assert_int_equal(r->bytes_written, 5);
 	assert_string_equal(host_read(f, "a.txt"), "short");
@@ -185,10 +185,10 @@ static void
 test_write_over_the_cap_is_refused(void **state)
 {
 	struct fixture *f = need(state);
-	static char big[FSOP_WRITE_MAX_BYTES + 1];
+	static char big[FSPROTO_WRITE_MAX_BYTES + 1];
 
 	assert_int_equal(fsop_write(f->ws, "big", big, sizeof(big), &f->out), -1);
-	assert_int_equal(result(f, FSOP_WRITE)->status, FSOP_LIMIT);
+	assert_int_equal(result(f, FSPROTO_WRITE)->status, FSPROTO_LIMIT);
 	assert_null(host_read(f, "big"));
 }
 
@@ -196,11 +196,11 @@ static void
 test_read_gives_the_content(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	put_file(f->ws_path, "r.txt", "line one\nline two\n");
 	assert_int_equal(fsop_read(f->ws, -1, "r.txt", &f->out), 0);
-	r = result(f, FSOP_READ);
+	r = result(f, FSPROTO_READ);
 	assert_int_equal(r->content_len, 18);
 	assert_memory_equal(r->content, "line one\nline two\n", 18);
 	assert_false(r->truncated);
@@ -210,27 +210,27 @@ static void
 test_read_over_the_cap_is_truncated_at_it(void **state)
 {
 	struct fixture *f = need(state);
-	static char big[FSOP_READ_MAX_BYTES + 10];
-	struct fsop_result *r;
+	static char big[FSPROTO_READ_MAX_BYTES + 10];
+	struct fsproto_result *r;
 
 	memset(big, 'a', sizeof(big));
 	put_bytes(f->ws_path, "big", big, sizeof(big));
 	assert_int_equal(fsop_read(f->ws, -1, "big", &f->out), 0);
-	r = result(f, FSOP_READ);
+	r = result(f, FSPROTO_READ);
 	assert_true(r->truncated);
-	assert_int_equal(r->content_len, FSOP_READ_MAX_BYTES);
+	assert_int_equal(r->content_len, FSPROTO_READ_MAX_BYTES);
 }
 
 static void
 test_read_of_a_folder_is_not_a_regular_file(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	assert_int_equal(mkdir(in(f->ws_path, "d"), 0755), 0);
 	assert_int_equal(fsop_read(f->ws, -1, "d", &f->out), -1);
-	r = result(f, FSOP_READ);
-	assert_int_equal(r->status, FSOP_INVALID);
+	r = result(f, FSPROTO_READ);
+	assert_int_equal(r->status, FSPROTO_INVALID);
 	assert_non_null(memmem(r->message, r->message_len, "not a regular file", 18));
 }
 
@@ -240,18 +240,18 @@ test_read_of_a_missing_file_is_not_found(void **state)
 	struct fixture *f = need(state);
 
 	assert_int_equal(fsop_read(f->ws, -1, "nope.txt", &f->out), -1);
-	assert_int_equal(result(f, FSOP_READ)->status, FSOP_NOT_FOUND);
+	assert_int_equal(result(f, FSPROTO_READ)->status, FSPROTO_NOT_FOUND);
 }
 
 static void
 test_error_message_is_one_line_whatever_the_path(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	assert_int_equal(fsop_read(f->ws, -1, "a\nb\tc", &f->out), -1);
-	r = result(f, FSOP_READ);
-	assert_int_equal(r->status, FSOP_NOT_FOUND);
+	r = result(f, FSPROTO_READ);
+	assert_int_equal(r->status, FSPROTO_NOT_FOUND);
 	assert_null(memchr(r->message, '\n', r->message_len));
 	assert_non_null(memmem(r->message, r->message_len, "a?b?c", 5));
 }
@@ -262,11 +262,11 @@ test_dotdot_out_of_the_workspace_is_refused(void **state)
 	struct fixture *f = need(state);
 
 	assert_int_equal(fsop_read(f->ws, f->root, "../x", &f->out), -1);
-	assert_int_equal(result(f, FSOP_READ)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_READ)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_write(f->ws, "../y", "z", 1, &f->out), -1);
-	assert_int_equal(result(f, FSOP_WRITE)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_WRITE)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_write(f->ws, "sub/../../y", "z", 1, &f->out), -1);
-	assert_int_equal(result(f, FSOP_WRITE)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_WRITE)->status, FSPROTO_PERMISSION);
 	assert_int_equal(access(in(f->dir, "y"), F_OK), -1);
 }
 
@@ -278,23 +278,23 @@ test_absolute_path_is_refused_without_a_root(void **state)
 
 	snprintf(path, sizeof(path), "%s/outside/secret", f->dir);
 	assert_int_equal(fsop_read(f->ws, -1, path, &f->out), -1);
-	assert_int_equal(result(f, FSOP_READ)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_READ)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_write(f->ws, path, "owned", 5, &f->out), -1);
-	assert_int_equal(result(f, FSOP_WRITE)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_WRITE)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_list(f->ws, -1, "/", &f->out), -1);
-	assert_int_equal(result(f, FSOP_LIST)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_LIST)->status, FSPROTO_PERMISSION);
 }
 
 static void
 test_absolute_path_is_read_from_the_root_given(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/outside/secret", f->dir);
 	assert_int_equal(fsop_read(f->ws, f->root, path, &f->out), 0);
-	r = result(f, FSOP_READ);
+	r = result(f, FSPROTO_READ);
 	assert_memory_equal(r->content, SECRET, strlen(SECRET));
 }
 
@@ -310,20 +310,20 @@ test_symlink_pointing_outside_is_refused(void **state)
 	snprintf(link, sizeof(link), "%s/rel", f->ws_path);
 	assert_int_equal(symlink("../outside/secret", link), 0);
 	assert_int_equal(fsop_read(f->ws, f->root, "out/secret", &f->out), -1);
-	assert_int_equal(result(f, FSOP_READ)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_READ)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_read(f->ws, f->root, "rel", &f->out), -1);
-	assert_int_equal(result(f, FSOP_READ)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_READ)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_write(f->ws, "rel", "owned", 5, &f->out), -1);
-	assert_int_equal(result(f, FSOP_WRITE)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_WRITE)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_write(f->ws, "out/new", "owned", 5, &f->out), -1);
-	assert_int_equal(result(f, FSOP_WRITE)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_WRITE)->status, FSPROTO_PERMISSION);
 	assert_int_equal(fsop_list(f->ws, f->root, "out", &f->out), -1);
-	assert_int_equal(result(f, FSOP_LIST)->status, FSOP_PERMISSION);
+	assert_int_equal(result(f, FSPROTO_LIST)->status, FSPROTO_PERMISSION);
 	snprintf(target, sizeof(target), "%s/outside/new", f->dir);
 	assert_int_equal(access(target, F_OK), -1);
 	snprintf(target, sizeof(target), "%s/outside/secret", f->dir);
 	assert_int_equal(fsop_read(f->ws, f->root, target, &f->out), 0);
-	assert_memory_equal(result(f, FSOP_READ)->content, SECRET, strlen(SECRET));
+	assert_memory_equal(result(f, FSPROTO_READ)->content, SECRET, strlen(SECRET));
 }
 
 static void
@@ -336,18 +336,18 @@ test_symlink_inside_the_workspace_is_followed(void **state)
 	snprintf(link, sizeof(link), "%s/alias", f->ws_path);
 	assert_int_equal(symlink("real.txt", link), 0);
 	assert_int_equal(fsop_read(f->ws, -1, "alias", &f->out), 0);
-	assert_memory_equal(result(f, FSOP_READ)->content, "real\n", 5);
+	assert_memory_equal(result(f, FSPROTO_READ)->content, "real\n", 5);
 }
 
 static void
 test_edit_replaces_the_one_occurrence(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	put_file(f->ws_path, "e.txt", "alpha beta gamma\n");
 	assert_int_equal(fsop_edit(f->ws, "e.txt", "beta", 4, "BETA!", 5, &f->out), 0);
-	r = result(f, FSOP_EDIT);
+	r = result(f, FSPROTO_EDIT);
 	assert_int_equal(r->bytes_written, 18);
 	assert_false(r->created);
 	assert_string_equal(host_read(f, "e.txt"), "alpha BETA! gamma\n");
@@ -357,12 +357,12 @@ static void
 test_edit_with_no_occurrence_is_refused(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	put_file(f->ws_path, "e.txt", "alpha\n");
 	assert_int_equal(fsop_edit(f->ws, "e.txt", "zeta", 4, "x", 1, &f->out), -1);
-	r = result(f, FSOP_EDIT);
-	assert_int_equal(r->status, FSOP_INVALID);
+	r = result(f, FSPROTO_EDIT);
+	assert_int_equal(r->status, FSPROTO_INVALID);
 	assert_non_null(memmem(r->message, r->message_len, "occurs 0 times", 14));
 	assert_string_equal(host_read(f, "e.txt"), "alpha\n");
 }
@@ -371,12 +371,12 @@ static void
 test_edit_with_two_occurrences_is_refused(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	put_file(f->ws_path, "e.txt", "ab ab\n");
 	assert_int_equal(fsop_edit(f->ws, "e.txt", "ab", 2, "x", 1, &f->out), -1);
-	r = result(f, FSOP_EDIT);
-	assert_int_equal(r->status, FSOP_INVALID);
+	r = result(f, FSPROTO_EDIT);
+	assert_int_equal(r->status, FSPROTO_INVALID);
 	assert_non_null(memmem(r->message, r->message_len, "occurs 2 times", 14));
 	assert_string_equal(host_read(f, "e.txt"), "ab ab\n");
 }
@@ -385,7 +385,7 @@ static void
 test_list_gives_names_types_and_sizes_by_name(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 	char link[PATH_MAX];
 
 	put_file(f->ws_path, "b.txt", "12345");
@@ -395,28 +395,28 @@ test_list_gives_names_types_and_sizes_by_name(void **state)
 	snprintf(link, sizeof(link), "%s/d", f->ws_path);
 	assert_int_equal(symlink("a.txt", link), 0);
 	assert_int_equal(fsop_list(f->ws, -1, "", &f->out), 0);
-	r = result(f, FSOP_LIST);
+	r = result(f, FSPROTO_LIST);
 	assert_int_equal(r->n_entries, 4);
 	assert_memory_equal(r->entries[0].name, "a.txt", 5);
 	assert_int_equal(r->entries[0].size, 1);
 	assert_memory_equal(r->entries[1].name, "b.txt", 5);
 	assert_int_equal(r->entries[1].size, 5);
-	assert_int_equal(r->entries[1].type, FSOP_TYPE_FILE);
-	assert_int_equal(r->entries[2].type, FSOP_TYPE_DIR);
-	assert_int_equal(r->entries[3].type, FSOP_TYPE_SYMLINK);
+	assert_int_equal(r->entries[1].type, FSPROTO_TYPE_FILE);
+	assert_int_equal(r->entries[2].type, FSPROTO_TYPE_DIR);
+	assert_int_equal(r->entries[3].type, FSPROTO_TYPE_SYMLINK);
 }
 
 static void
 test_grep_counts_every_match_with_path_and_line(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 
 	put_file(f->ws_path, "b.txt", "TODO first\nno\nTODO again\n");
 	assert_int_equal(fsop_write(f->ws, "notes/a.md", "one\nTODO two\nthree\n", 19, &f->out), 0);
 	f->out.len = 0;
 	assert_int_equal(fsop_grep(f->ws, -1, "TO+DO", "", &f->out), 0);
-	r = result(f, FSOP_GREP);
+	r = result(f, FSPROTO_GREP);
 	assert_int_equal(r->count, 3);
 	assert_int_equal(r->n_matches, 3);
 	assert_memory_equal(r->matches[0].path, "b.txt", 5);
@@ -427,7 +427,7 @@ test_grep_counts_every_match_with_path_and_line(void **state)
 	assert_int_equal(r->matches[2].line, 2);
 	assert_memory_equal(r->matches[2].text, "TODO two", 8);
 	assert_int_equal(fsop_grep(f->ws, -1, "TODO", "notes", &f->out), 0);
-	r = result(f, FSOP_GREP);
+	r = result(f, FSPROTO_GREP);
 	assert_int_equal(r->count, 1);
 	assert_memory_equal(r->matches[0].path, "notes/a.md", 10);
 }
@@ -436,13 +436,13 @@ static void
 test_grep_under_an_absolute_folder_shows_absolute_paths(void **state)
 {
 	struct fixture *f = need(state);
-	struct fsop_result *r;
+	struct fsproto_result *r;
 	char path[PATH_MAX], want[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/outside/", f->dir);
 	snprintf(want, sizeof(want), "%s/outside/secret", f->dir);
 	assert_int_equal(fsop_grep(f->ws, f->root, "secret", path, &f->out), 0);
-	r = result(f, FSOP_GREP);
+	r = result(f, FSPROTO_GREP);
 	assert_int_equal(r->count, 1);
 	assert_int_equal(r->matches[0].path_len, strlen(want));
 	assert_memory_equal(r->matches[0].path, want, strlen(want));
@@ -460,25 +460,25 @@ test_grep_skips_binary_files_and_symlinks(void **state)
 	assert_int_equal(symlink(target, link), 0);
 	f->out.len = 0;
 	assert_int_equal(fsop_grep(f->ws, -1, "secret", "", &f->out), 0);
-	assert_int_equal(result(f, FSOP_GREP)->count, 0);
+	assert_int_equal(result(f, FSPROTO_GREP)->count, 0);
 }
 
 static void
 test_grep_keeps_the_first_matches_and_counts_all(void **state)
 {
 	struct fixture *f = need(state);
-	static char text[(FSOP_GREP_MATCHES_MAX + 5) * 2];
-	struct fsop_result *r;
+	static char text[(FSPROTO_GREP_MATCHES_MAX + 5) * 2];
+	struct fsproto_result *r;
 	size_t i;
 
-	for (i = 0; i < FSOP_GREP_MATCHES_MAX + 5; i++)
+	for (i = 0; i < FSPROTO_GREP_MATCHES_MAX + 5; i++)
 		memcpy(text + 2 * i, "m\n", 2);
 	assert_int_equal(fsop_write(f->ws, "many", text, sizeof(text), &f->out), 0);
 	f->out.len = 0;
 	assert_int_equal(fsop_grep(f->ws, -1, "m", "many", &f->out), 0);
-	r = result(f, FSOP_GREP);
-	assert_int_equal(r->count, FSOP_GREP_MATCHES_MAX + 5);
-	assert_int_equal(r->n_matches, FSOP_GREP_MATCHES_MAX);
+	r = result(f, FSPROTO_GREP);
+	assert_int_equal(r->count, FSPROTO_GREP_MATCHES_MAX + 5);
+	assert_int_equal(r->n_matches, FSPROTO_GREP_MATCHES_MAX);
 	assert_memory_equal(r->matches[0].path, "many", 4);
 }
 
@@ -488,7 +488,7 @@ test_grep_with_a_bad_pattern_is_refused(void **state)
 	struct fixture *f = need(state);
 
 	assert_int_equal(fsop_grep(f->ws, -1, "a(", "", &f->out), -1);
-	assert_int_equal(result(f, FSOP_GREP)->status, FSOP_INVALID);
+	assert_int_equal(result(f, FSPROTO_GREP)->status, FSPROTO_INVALID);
 }
 
 /* The codec needs no openat2: these run under valgrind too. */
@@ -496,9 +496,9 @@ static void
 test_result_cut_short_is_refused(void **state)
 {
 	struct fixture *f = *state;
-	uint32_t words[] = { FSOP_OK, 0, 10, 0 };     /* read: 10 bytes announced, 4 there */
+	uint32_t words[] = { FSPROTO_OK, 0, 10, 0 };     /* read: 10 bytes announced, 4 there */
 
-	assert_int_equal(fsop_result_decode(words, sizeof(words), FSOP_READ, &f->r), -1);
+	assert_int_equal(fsproto_result_decode(words, sizeof(words), FSPROTO_READ, &f->r), -1);
 	assert_int_equal(errno, EBADMSG);
 }
 
@@ -506,18 +506,18 @@ static void
 test_result_with_more_kept_than_counted_is_refused(void **state)
 {
 	struct fixture *f = *state;
-	uint32_t words[] = { FSOP_OK, 0, 1 };  /* grep: count 0, one kept */
+	uint32_t words[] = { FSPROTO_OK, 0, 1 };  /* grep: count 0, one kept */
 
-	assert_int_equal(fsop_result_decode(words, sizeof(words), FSOP_GREP, &f->r), -1);
+	assert_int_equal(fsproto_result_decode(words, sizeof(words), FSPROTO_GREP, &f->r), -1);
 }
 
 static void
 test_result_with_an_unknown_status_is_refused(void **state)
 {
 	struct fixture *f = *state;
-	uint32_t words[] = { FSOP_STATUS_MAX + 1, 0 };
+	uint32_t words[] = { FSPROTO_STATUS_MAX + 1, 0 };
 
-	assert_int_equal(fsop_result_decode(words, sizeof(words), FSOP_READ, &f->r), -1);
+	assert_int_equal(fsproto_result_decode(words, sizeof(words), FSPROTO_READ, &f->r), -1);
 }
 
 static void
@@ -525,13 +525,13 @@ test_error_result_carries_its_message(void **state)
 {
 	struct fixture *f = *state;
 	unsigned char bytes[12] = { 0 };
-	uint32_t status = FSOP_NOT_FOUND, n = 4;
+	uint32_t status = FSPROTO_NOT_FOUND, n = 4;
 
 	memcpy(bytes, &status, 4);
 	memcpy(bytes + 4, &n, 4);
 	memcpy(bytes + 8, "gone", 4);
-	assert_int_equal(fsop_result_decode(bytes, sizeof(bytes), FSOP_LIST, &f->r), 0);
-	assert_int_equal(f->r.status, FSOP_NOT_FOUND);
+	assert_int_equal(fsproto_result_decode(bytes, sizeof(bytes), FSPROTO_LIST, &f->r), 0);
+	assert_int_equal(f->r.status, FSPROTO_NOT_FOUND);
 	assert_memory_equal(f->r.message, "gone", 4);
 }
 

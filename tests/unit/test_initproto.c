@@ -17,12 +17,12 @@
 
 #include <cmocka.h>
 
-#include "broker/init/fsop.h"
+#include "common/fsproto.h"
 #include "common/initproto.h"
 
 struct pair {
 	int a, b;
-	struct initproto_msg *m;
+	struct seqmsg *m;
 };
 
 static int
@@ -69,24 +69,24 @@ count_fds(void)
 static void
 send_raw(int sock, const void *bytes, size_t len, const int *fds, size_t n_fds)
 {
-	static struct initproto_msg m;
+	static struct seqmsg m;
 
-	initproto_msg_init(&m, 0);
+	seqmsg_init(&m, 0);
 	memcpy(&m.type, bytes, sizeof(m.type));
 	memcpy(m.body, (const char *)bytes + sizeof(m.type), len - sizeof(m.type));
 	m.len = len - sizeof(m.type);
 	if (n_fds > 0)
 		memcpy(m.fds, fds, n_fds * sizeof(int));
 	m.n_fds = n_fds;
-	assert_int_equal(initproto_send(sock, &m), 0);
+	assert_int_equal(seqmsg_send(sock, &m), 0);
 }
 
 /* Sends P's message from one end and receives it whole at the other. */
 static void
 pass(struct pair *p)
 {
-	assert_int_equal(initproto_send(p->a, p->m), 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(seqmsg_send(p->a, p->m), 0);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
 }
 
 /* Sends E with its flags word (the one after the id) set to FLAGS; checks
@@ -102,7 +102,7 @@ exec_with_flags_is_refused(struct pair *p, const struct initproto_exec *e, unsig
 	pass(p);
 	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
 	assert_int_equal(errno, EBADMSG);
-	initproto_msg_clear(p->m);
+	seqmsg_clear(p->m);
 	assert_int_equal(count_fds(), before);
 }
 
@@ -115,9 +115,9 @@ text_is_refused(struct pair *p, const unsigned char *raw, size_t len)
 	uint32_t id;
 
 	send_raw(p->a, raw, len, NULL, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_get_u32(p->m, &id), 0);
-	assert_int_equal(initproto_get_str(p->m, &s), -1);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
+	assert_int_equal(seqmsg_get_u32(p->m, &id), 0);
+	assert_int_equal(seqmsg_get_str(p->m, &s), -1);
 }
 
 static void
@@ -200,9 +200,9 @@ exec_extra_fd_round_trip(struct pair *p, struct initproto_exec *e)
 	assert_int_equal(pipe(fds), 0);
 	e->extra_fd = fds[1];
 	initproto_exec_encode(p->m, e);
-	assert_int_equal(initproto_send(p->a, p->m), 0);
+	assert_int_equal(seqmsg_send(p->a, p->m), 0);
 	close(fds[1]);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
 	assert_int_equal(initproto_exec_decode(p->m, &got), 0);
 	assert_true(got.extra_fd > 2);
 	assert_int_equal(write(got.extra_fd, "s", 1), 1);
@@ -265,7 +265,7 @@ static void
 test_fsop_round_trips_with_its_descriptors(void **state)
 {
 	struct pair *p = *state;
-	struct initproto_fsop f = { .id = 9, .op = FSOP_GREP, .path = "notes",
+	struct initproto_fsop f = { .id = 9, .op = FSPROTO_GREP, .path = "notes",
 		.pattern = "TO+DO", .in_fd = -1 }, got;
 	int fds[2];
 
@@ -275,13 +275,13 @@ test_fsop_round_trips_with_its_descriptors(void **state)
 	pass(p);
 	assert_int_equal(initproto_fsop_decode(p->m, &got), 0);
 	assert_int_equal(got.id, 9);
-	assert_int_equal(got.op, FSOP_GREP);
+	assert_int_equal(got.op, FSPROTO_GREP);
 	assert_string_equal(got.path, "notes");
 	assert_string_equal(got.pattern, "TO+DO");
 	assert_int_equal(got.in_fd, -1);
 	assert_true(got.out_fd > 2);
 	close(got.out_fd);
-	f.op = FSOP_WRITE;
+	f.op = FSPROTO_WRITE;
 	f.in_fd = fds[0];
 	initproto_fsop_encode(p->m, &f);
 	pass(p);
@@ -297,7 +297,7 @@ static void
 test_fsop_with_an_unknown_op_is_refused_and_its_fds_closed(void **state)
 {
 	struct pair *p = *state;
-	struct initproto_fsop f = { .id = 1, .op = FSOP_OP_MAX + 1, .path = "",
+	struct initproto_fsop f = { .id = 1, .op = FSPROTO_OP_MAX + 1, .path = "",
 		.pattern = "", .in_fd = -1 }, got;
 	int before = count_fds();
 
@@ -305,7 +305,7 @@ test_fsop_with_an_unknown_op_is_refused_and_its_fds_closed(void **state)
 	initproto_fsop_encode(p->m, &f);
 	pass(p);
 	assert_int_equal(initproto_fsop_decode(p->m, &got), -1);
-	initproto_msg_clear(p->m);
+	seqmsg_clear(p->m);
 	assert_int_equal(count_fds(), before);
 }
 
@@ -313,14 +313,14 @@ static void
 test_fsop_with_the_input_flag_but_one_descriptor_is_refused(void **state)
 {
 	struct pair *p = *state;
-	struct initproto_fsop f = { .id = 1, .op = FSOP_WRITE, .path = "a",
+	struct initproto_fsop f = { .id = 1, .op = FSPROTO_WRITE, .path = "a",
 		.pattern = "", .out_fd = 1, .in_fd = -1 }, got;
 
 	initproto_fsop_encode(p->m, &f);
 	p->m->body[8] = 1;      /* the flags word, after id and op */
 	pass(p);
 	assert_int_equal(initproto_fsop_decode(p->m, &got), -1);
-	initproto_msg_clear(p->m);
+	seqmsg_clear(p->m);
 }
 
 /* A raw message being written by hand. */
@@ -360,7 +360,7 @@ test_exec_without_arguments_is_refused(void **state)
 	raw_u32(&r, 0);         /* argc */
 	raw_u32(&r, 0);         /* envc */
 	send_raw(p->a, r.b, r.n, NULL, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
 	assert_int_equal(initproto_exec_decode(p->m, &got), -1);
 }
 
@@ -396,24 +396,24 @@ test_trailing_bytes_are_refused(void **state)
 	uint32_t id, code;
 
 	send_raw(p->a, words, sizeof(words), NULL, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
-	assert_int_equal(initproto_get_u32(p->m, &id), 0);
-	assert_int_equal(initproto_get_u32(p->m, &code), 0);
-	assert_int_equal(initproto_get_end(p->m, 0), -1);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
+	assert_int_equal(seqmsg_get_u32(p->m, &id), 0);
+	assert_int_equal(seqmsg_get_u32(p->m, &code), 0);
+	assert_int_equal(seqmsg_get_end(p->m, 0), -1);
 }
 
 static void
 test_type_out_of_range_is_refused_and_its_fds_closed(void **state)
 {
 	struct pair *p = *state;
-	uint32_t words[] = { INITPROTO_TYPE_MAX + 1, 0 };
+	uint32_t words[] = { SEQMSG_TYPE_MAX + 1, 0 };
 	int before = count_fds(), fds[2];
 
 	assert_int_equal(pipe(fds), 0);
 	send_raw(p->a, words, sizeof(words), fds, 2);
 	close(fds[0]);
 	close(fds[1]);
-	assert_int_equal(initproto_recv(p->b, p->m), -1);
+	assert_int_equal(seqmsg_recv(p->b, p->m), -1);
 	assert_int_equal(errno, EBADMSG);
 	assert_int_equal(count_fds(), before);
 }
@@ -434,7 +434,7 @@ test_spec_with_too_many_roots_is_refused(void **state)
 		raw_str(&r, texts[i]);
 	raw_u32(&r, INITPROTO_ROOTS_MAX + 1);
 	send_raw(p->a, r.b, r.n, NULL, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 1);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
 	assert_int_equal(initproto_spec_decode(p->m, &got), -1);
 }
 
@@ -442,13 +442,13 @@ static void
 test_message_over_the_limit_is_not_sent(void **state)
 {
 	struct pair *p = *state;
-	static char big[INITPROTO_MSG_MAX_BYTES];
+	static char big[SEQMSG_MAX_BYTES];
 
 	memset(big, 'a', sizeof(big) - 1);
-	initproto_msg_init(p->m, INITPROTO_ERROR);
-	initproto_put_u32(p->m, 0);
-	initproto_put_str(p->m, big);
-	assert_int_equal(initproto_send(p->a, p->m), -1);
+	seqmsg_init(p->m, INITPROTO_ERROR);
+	seqmsg_put_u32(p->m, 0);
+	seqmsg_put_str(p->m, big);
+	assert_int_equal(seqmsg_send(p->a, p->m), -1);
 	assert_int_equal(errno, EMSGSIZE);
 }
 
@@ -459,7 +459,7 @@ test_peer_close_reads_as_zero(void **state)
 
 	close(p->a);
 	p->a = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	assert_int_equal(initproto_recv(p->b, p->m), 0);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 0);
 }
 
 int

@@ -24,7 +24,7 @@
 
 struct pair {
 	int a, b;
-	struct initproto_msg *out, *in;
+	struct seqmsg *out, *in;
 };
 
 static int
@@ -39,8 +39,8 @@ setup(void **state)
 	p->b = sv[1];
 	p->out = malloc(sizeof(*p->out));
 	p->in = malloc(sizeof(*p->in));
-	initproto_msg_init(p->out, 0);
-	initproto_msg_init(p->in, 0);
+	seqmsg_init(p->out, 0);
+	seqmsg_init(p->in, 0);
 	*state = p;
 	return p->out == NULL || p->in == NULL ? -1 : 0;
 }
@@ -50,7 +50,7 @@ teardown(void **state)
 {
 	struct pair *p = *state;
 
-	initproto_msg_clear(p->in);
+	seqmsg_clear(p->in);
 	close(p->a);
 	close(p->b);
 	free(p->out);
@@ -64,8 +64,8 @@ static void
 carry(struct pair *p)
 {
 	assert_false(p->out->overflow);
-	assert_int_equal(initproto_send(p->a, p->out), 0);
-	assert_int_equal(initproto_recv(p->b, p->in), 1);
+	assert_int_equal(seqmsg_send(p->a, p->out), 0);
+	assert_int_equal(seqmsg_recv(p->b, p->in), 1);
 }
 
 static const gid_t test_groups[] = { 1000, 27 };
@@ -154,7 +154,7 @@ test_create_flag_other_than_0_or_1_is_refused(void **state)
 
 	monitor_wire_create_encode(p->out, &r);
 	p->out->len -= 4;
-	initproto_put_u32(p->out, 2);
+	seqmsg_put_u32(p->out, 2);
 	carry(p);
 	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
 	free(got);
@@ -169,7 +169,7 @@ test_create_with_a_descriptor_is_refused(void **state)
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 	monitor_wire_create_encode(p->out, &r);
-	initproto_put_fd(p->out, fd);
+	seqmsg_put_fd(p->out, fd);
 	carry(p);
 	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
 	close(fd);
