@@ -6,7 +6,7 @@
 
 #include "broker/api.h"
 #include "broker/daemon.h"
-#include "broker/monitor/privop.h"
+#include "broker/monitor/monitor-wire.h"
 #include "broker/sandbox.h"
 #include "common/xmalloc.h"
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "policy/diag.h"
+#include "policy/grant.h"
 #include "policy/policy.h"
 
 #define CONFIG_PATH_DEFAULT "/etc/corral/corrald.yaml"
@@ -68,6 +69,7 @@ struct config {
 	unsigned max_tunnels;
 	struct config_credential *credentials;
 	size_t ncredentials;
+	struct grant *grants;           /* the same, as grant_find reads them */
 	struct config_host_proxy host_proxy;
 };
 

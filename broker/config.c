@@ -782,6 +782,21 @@ config_credential(struct yamltree_ctx *ctx, const struct raw_credential *r, stru
 		yamltree_error_at(ctx, r->map, "a credential grants nothing: give it paths, hosts or env");
 }
 
+/* The credentials as struct grant views (policy/grant.h), for grant_find. */
+static void
+config_grant_views(struct yamltree_ctx *ctx, struct config *cfg)
+{
+	const struct config_credential *c;
+
+	if ((cfg->grants = yamltree_calloc(ctx, cfg->ncredentials, sizeof(*cfg->grants))) == NULL)
+		return;
+	for (size_t i = 0; i < cfg->ncredentials; i++) {
+		c = &cfg->credentials[i];
+		cfg->grants[i] = (struct grant){ c->name, (const char *const *)c->paths, c->npaths,
+		    (const char *const *)c->hosts, c->nhosts, (const char *const *)c->env, c->nenv };
+	}
+}
+
 static void
 config_credentials(struct yamltree_ctx *ctx, const struct raw_config *raw, struct config *cfg)
 {
@@ -792,6 +807,7 @@ config_credentials(struct yamltree_ctx *ctx, const struct raw_config *raw, struc
 	cfg->ncredentials = raw->ncreds;
 	for (size_t i = 0; i < raw->ncreds; i++)
 		config_credential(ctx, &raw->creds[i], cfg, i);
+	config_grant_views(ctx, cfg);
 }
 
 /* ---- pass 3: host mode ---- */
@@ -969,6 +985,7 @@ config_free(struct config *c)
 		config_strings_free(c->credentials[i].env, c->credentials[i].nenv);
 	}
 	free(c->credentials);
+	free(c->grants);
 	free(c->host_proxy.listen);
 	free(c->host_proxy.transparent);
 	free(c->host_proxy.dns);

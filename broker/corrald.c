@@ -21,6 +21,7 @@
 
 #include "broker/conf.h"
 #include "broker/daemon.h"
+#include "broker/monitor/monitor.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
 #include "common/log.h"
@@ -245,11 +246,10 @@ corrald_folders(const struct config *cfg, uid_t uid, gid_t gid)
 static void
 corrald_split(struct daemon *d)
 {
-	struct privsep_setup setup = {
-		.monitor = { .state_dir = d->cfg->state_dir, .pool_prefix = d->cfg->pool.prefix_len,
-		    .init_path = corrald_init_path(), .connect_port = SANDBOX_CONNECT_PORT,
-		    .transparent_port = SANDBOX_TRANSPARENT_PORT, .dns_port = SANDBOX_DNS_PORT,
-		    .credentials = d->cfg->credentials, .ncredentials = d->cfg->ncredentials },
+	struct monitor_setup setup = {
+		.state_dir = d->cfg->state_dir, .pool_prefix = d->cfg->pool.prefix_len,
+		.init_path = corrald_init_path(),
+		.grants = d->cfg->grants, .ngrants = d->cfg->ncredentials,
 		.host_cgroup = d->cfg->host_proxy.enabled ? d->cfg->host_proxy.cgroup : NULL,
 		.socket_path = d->cfg->socket,
 	};
@@ -272,7 +272,7 @@ corrald_split(struct daemon *d)
 	setup.lock_fd = corrald_lock(d->cfg->state_dir);
 	if (daemon_bind(d, gid) == -1)
 		exit(1);
-	memcpy(&setup.monitor.pool, d->cfg->pool.addr, 4);
+	memcpy(&setup.pool, d->cfg->pool.addr, 4);
 	if ((ps = privsep_start(&setup, &err)) == NULL)
 		fatalx("%s", err);
 	close(setup.lock_fd);           /* the monitor holds it */

@@ -240,7 +240,7 @@ daemon_host_identify_start(struct daemon *d)
 		    h == NULL ? "corrald was not started as root" : h->host_why);
 		return -1;
 	}
-	if ((diag = identify_diag_open()) == -1) {
+	if ((diag = sock_diag_open()) == -1) {
 		log_error("host_proxy.cgroup %s: inet_diag: %s", path, strerror(errno));
 		return -1;
 	}

@@ -492,7 +492,7 @@ exec_env_new(const char *gateway, const char *home, const char *const *extra)
 	env = xcalloc(EXEC_ENV_BASE_MAX + n_extra + 1, sizeof(*env));
 	for (i = 0; i < sizeof(proxy_vars) / sizeof(proxy_vars[0]); i++)
 		xasprintf(&env[n++], "%s=http://%s%s%s:%d", proxy_vars[i], v6 ? "[" : "",
-		    gateway, v6 ? "]" : "", EXEC_PROXY_PORT);
+		    gateway, v6 ? "]" : "", GATEWAY_CONNECT_PORT);
 	env[n++] = xstrdup("NO_PROXY=localhost,127.0.0.1,::1");
 	env[n++] = xstrdup("no_proxy=localhost,127.0.0.1,::1");
 	xasprintf(&env[n++], "HOME=%s", home);

@@ -20,7 +20,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define EXEC_PROXY_PORT 3128            /* the gateway's CONNECT port */
+#include "common/limits.h"
+
 #define EXEC_PATH "/usr/local/bin:/usr/bin:/bin"
 #define EXEC_ENV_BASE_MAX 16            /* entries exec_env_new writes */
 
@@ -97,7 +98,7 @@ int exec_kill_foreground(struct exec_proc *p, int sig);
 void exec_proc_free(struct exec_proc *p);
 
 /* The environment a sandbox's command gets (DESIGN section 1): the proxy
- * variables in both cases at GATEWAY:EXEC_PROXY_PORT, NO_PROXY for
+ * variables in both cases at GATEWAY:GATEWAY_CONNECT_PORT, NO_PROXY for
  * loopback, HOME, PATH=EXEC_PATH, LANG=C.UTF-8, then EXTRA (K=V strings,
  * NULL-terminated, may be NULL). Free it with exec_env_free. */
 char **exec_env_new(const char *gateway, const char *home, const char *const *extra);

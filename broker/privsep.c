@@ -1,4 +1,5 @@
-/* corrald's privilege split: the monitor process and its link, and the
+/* corrald's privilege split, the broker's side: starting the monitor, the
+ * stubs that ask it over the link (as OpenSSH's monitor_wrap.c), and the
  * broker's drop to the user corral. */
 #include "config.h"
 
@@ -27,11 +28,10 @@
 
 #include <event2/event.h>
 
-#include "broker/monitor/credcopy.h"
-#include "broker/monitor/fwcheck.h"
 #include "broker/broker-seccomp.h"
+#include "broker/monitor/monitor-wire.h"
+#include "broker/monitor/monitor.h"
 #include "broker/privsep.h"
-#include "broker/sandbox.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 
@@ -39,7 +39,6 @@
 #define PRIVSEP_STOP_POLL_MS 5
 #define PRIVSEP_KEPT_CAP CAP_SYS_PTRACE /* /proc/PID/exe and ns of other users' processes */
 #define PRIVSEP_CAP_NUMBERS_MAX 64
-#define PRIVSEP_FIREWALL_LINE_MAX_BYTES (FWCHECK_REASON_MAX_BYTES + 32)
 #define PRIVSEP_REAP_LIVE_MAX 1024     /* names in one REAP: 64 bytes each fit a message */
 
 /* A request sent, waiting for its answer: the monitor answers in order. */
@@ -87,354 +86,6 @@ privsep_fail(char **err, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -1;
-}
-
-/* ---- The monitor process ------------------------------------------------ */
-
-struct privsep_monitor {
-	int fd;
-	struct monitor *m;              /* NULL: its set-up failed (hello.why) */
-	const struct privsep_setup *setup;
-	struct seqmsg *in, *out;
-};
-
-static void
-privsep_send(int fd, struct seqmsg *m)
-{
-	/* A lost answer leaves the broker waiting: it times out and says so. */
-	if (seqmsg_send(fd, m) == -1)
-		log_error("monitor: cannot answer the broker: %s", strerror(errno));
-	/* Attached descriptors are the sender's, not the message's. */
-	m->n_fds = 0;
-	seqmsg_clear(m);
-}
-
-static void
-privsep_send_text(struct privsep_monitor *pm, enum monitor_wire_type type, const char *text)
-{
-	monitor_wire_text_encode(pm->out, type, text, -1);
-	privsep_send(pm->fd, pm->out);
-}
-
-/* True when FD is a connection accepted on the control socket at PATH:
- * its local name is that path. A socket the broker connected elsewhere
- * (to a root daemon's socket, say) would name root as its peer; it has
- * another local name, or none. */
-static bool
-privsep_from_control_socket(int fd, const char *path)
-{
-	struct sockaddr_un sun;
-	socklen_t len = sizeof(sun);
-	int type = 0;
-	socklen_t tlen = sizeof(type);
-
-	if (path == NULL || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) == -1 ||
-	    type != SOCK_STREAM || getsockname(fd, (struct sockaddr *)&sun, &len) == -1 ||
-	    sun.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un, sun_path))
-		return false;
-	return strncmp(sun.sun_path, path, sizeof(sun.sun_path)) == 0;
-}
-
-/* Who is on the client connection FD, as the kernel says; -1 unless FD is
- * a connection to the control socket at PATH. */
-static int
-privsep_peer(int fd, const char *path, struct sandbox_caller *who)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred), glen = sizeof(who->groups);
-
-	memset(who, 0, sizeof(*who));
-	if (fd == -1 || !privsep_from_control_socket(fd, path) ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1 ||
-	    getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, who->groups, &glen) == -1)
-		return -1;
-	who->uid = cred.uid;
-	who->gid = cred.gid;
-	who->pid = cred.pid;
-	who->ngroups = glen / sizeof(who->groups[0]);
-	return 0;
-}
-
-/* The caller's identity from its own connection, and run_as held to the
- * rules again (DESIGN section 2): a subverted broker cannot pick another
- * user's rights or groups. NULL, or why the request is refused. */
-static const char *
-privsep_identify(struct monitor_wire_create *w, const char *path, struct sandbox_caller *who)
-{
-	struct monitor_create *r = &w->req;
-	const struct passwd *pw;
-
-	if (privsep_peer(r->caller_fd, path, who) == -1)
-		return "refused: that is not a connection to the control socket";
-	r->caller_uid = who->uid;
-	r->caller_gid = who->gid;
-	r->caller_groups = who->groups;
-	r->n_caller_groups = who->ngroups;
-	if (who->uid != 0 && r->uid != who->uid)
-		return "refused: a caller other than root runs its sandbox as itself";
-	pw = getpwuid(r->uid);
-	if (pw != NULL ? r->gid != pw->pw_gid : who->uid != 0 && r->gid != who->gid)
-		return "refused: run_as's group is its primary group only";
-	return NULL;
-}
-
-static void
-privsep_on_create(struct privsep_monitor *pm)
-{
-	struct monitor_wire_create *req = xmalloc(sizeof(*req));
-	struct sandbox_caller who;
-	struct monitor_built b;
-	const char *refusal = NULL;
-	char *err = NULL;
-
-	if (monitor_wire_create_decode(pm->in, req) == -1) {
-		privsep_send_text(pm, MONITOR_FAILED, "refused: a malformed create request");
-		free(req);
-		return;
-	}
-	refusal = privsep_identify(req, pm->setup->socket_path, &who);
-	if (refusal != NULL) {
-		privsep_send_text(pm, MONITOR_FAILED, refusal);
-	} else if (pm->m == NULL) {
-		privsep_send_text(pm, MONITOR_FAILED, "sandboxes cannot be built here");
-	} else if (monitor_create(pm->m, &req->req, &b, &err) == -1) {
-		privsep_send_text(pm, MONITOR_FAILED, err != NULL ? err : "the sandbox failed");
-	} else {
-		monitor_wire_built_encode(pm->out, &b);
-		privsep_send(pm->fd, pm->out);
-		/* The broker has its copies now. */
-		monitor_built_close(&b);
-		credcopy_result_free(b.creds);
-	}
-	close(req->req.caller_fd);
-	free(err);
-	free(req);
-}
-
-static void
-privsep_on_destroy(struct privsep_monitor *pm)
-{
-	const char *name;
-	char *err = NULL;
-
-	if (monitor_wire_text_decode(pm->in, MONITOR_DESTROY, &name, NULL) == -1)
-		privsep_send_text(pm, MONITOR_DONE, "refused: a malformed destroy request");
-	else if (pm->m != NULL && monitor_destroy(pm->m, name, &err) == -1)
-		privsep_send_text(pm, MONITOR_DONE, err != NULL ? err : "teardown failed");
-	else
-		privsep_send_text(pm, MONITOR_DONE, "");
-	free(err);
-}
-
-struct privsep_names {
-	const char *v[MONITOR_WIRE_LIVE_MAX];
-	char *owned[MONITOR_WIRE_REAPED_MAX];
-	size_t n;
-};
-
-static void
-privsep_collect_live(const char *name, void *arg)
-{
-	struct privsep_names *names = arg;
-
-	names->v[names->n++] = name;
-}
-
-static void
-privsep_collect_removed(const char *what, void *arg)
-{
-	struct privsep_names *names = arg;
-
-	if (names->n < MONITOR_WIRE_REAPED_MAX)
-		names->owned[names->n++] = xstrdup(what);
-}
-
-static void
-privsep_on_reap(struct privsep_monitor *pm)
-{
-	struct privsep_names *live = xcalloc(1, sizeof(*live));
-	struct privsep_names *gone = xcalloc(1, sizeof(*gone));
-	uint32_t count = 0;
-
-	if (monitor_wire_list_decode(pm->in, MONITOR_REAP, MONITOR_WIRE_LIVE_MAX, &count,
-	    privsep_collect_live, live) == 0 && pm->m != NULL)
-		count = (uint32_t)monitor_reap(pm->m, live->v, live->n, privsep_collect_removed,
-		    gone);
-	else
-		count = 0;
-	monitor_wire_list_encode(pm->out, MONITOR_REAPED, count,
-	    (const char *const *)gone->owned, gone->n);
-	privsep_send(pm->fd, pm->out);
-	for (size_t i = 0; i < gone->n; i++)
-		free(gone->owned[i]);
-	free(live);
-	free(gone);
-}
-
-/* The owner of a path a root caller named: opened by root, so this tells
- * nothing a root caller could not see; links are not followed. */
-static void
-privsep_on_owner(struct privsep_monitor *pm)
-{
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	struct sandbox_caller who;
-	const char *path;
-	struct stat st;
-	int fd = -1, conn = -1;
-
-	if (monitor_wire_text_decode(pm->in, MONITOR_OWNER, &path, &conn) == -1 ||
-	    path[0] != '/') {
-		privsep_send_text(pm, MONITOR_FAILED, "refused: a malformed owner request");
-		return;
-	}
-	/* Root's question only: the kernel says who is on that connection. */
-	if (privsep_peer(conn, pm->setup->socket_path, &who) == -1 || who.uid != 0) {
-		close(conn);
-		privsep_send_text(pm, MONITOR_FAILED, "refused: only root's requests may ask");
-		return;
-	}
-	close(conn);
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd == -1 || fstat(fd, &st) == -1) {
-		privsep_send_text(pm, MONITOR_FAILED, strerror(errno));
-	} else {
-		monitor_wire_owned_encode(pm->out, st.st_uid, st.st_gid);
-		privsep_send(pm->fd, pm->out);
-	}
-	if (fd != -1)
-		close(fd);
-}
-
-/* Does the host's firewall let the fence work? Listed and judged now: an
- * operator may have changed it since the start. */
-static void
-privsep_on_firewall(struct privsep_monitor *pm)
-{
-	char line[PRIVSEP_FIREWALL_LINE_MAX_BYTES];
-	const char *text;
-
-	if (monitor_wire_text_decode(pm->in, MONITOR_FIREWALL, &text, NULL) == -1)
-		snprintf(line, sizeof(line), "unknown: a malformed request");
-	else if (pm->m == NULL)
-		snprintf(line, sizeof(line), "unknown: the monitor is not set up");
-	else
-		monitor_firewall(pm->m, line, sizeof(line));
-	privsep_send_text(pm, MONITOR_FIREWALL_IS, line);
-}
-
-static void
-privsep_dispatch(struct privsep_monitor *pm)
-{
-	switch (pm->in->type) {
-	case MONITOR_CREATE:
-		privsep_on_create(pm);
-		break;
-	case MONITOR_DESTROY:
-		privsep_on_destroy(pm);
-		break;
-	case MONITOR_REAP:
-		privsep_on_reap(pm);
-		break;
-	case MONITOR_OWNER:
-		privsep_on_owner(pm);
-		break;
-	case MONITOR_FIREWALL:
-		privsep_on_firewall(pm);
-		break;
-	default:
-		privsep_send_text(pm, MONITOR_FAILED, "refused: not a monitor operation");
-	}
-}
-
-/* Everything the monitor built goes, then the control socket (the broker
- * cannot remove it: its folder is root's). */
-static void __attribute__((noreturn))
-privsep_monitor_exit(struct privsep_monitor *pm)
-{
-	struct stat st;
-
-	monitor_free(pm->m);
-	if (pm->setup->socket_path != NULL && lstat(pm->setup->socket_path, &st) == 0 &&
-	    S_ISSOCK(st.st_mode))
-		unlink(pm->setup->socket_path);
-	_exit(0);
-}
-
-static void
-privsep_monitor_hello(struct privsep_monitor *pm)
-{
-	struct monitor_hello h = { .map_fd = -1 };
-	char *why = NULL;
-
-	if ((pm->m = monitor_new(&pm->setup->monitor, &why)) == NULL) {
-		snprintf(h.why, sizeof(h.why), "%s", why != NULL ? why : "set-up failed");
-	} else {
-		h.sandboxes = true;
-		snprintf(h.instance, sizeof(h.instance), "%s", monitor_instance(pm->m));
-		h.map_fd = monitor_map_fd(pm->m);
-	}
-	free(why);
-	why = NULL;
-	if (pm->setup->host_cgroup != NULL && pm->m == NULL)
-		snprintf(h.host_why, sizeof(h.host_why), "the monitor is not set up: %.400s", h.why);
-	else if (pm->setup->host_cgroup != NULL && monitor_watch_host(pm->m,
-	    pm->setup->host_cgroup, &why) == -1)
-		snprintf(h.host_why, sizeof(h.host_why), "%s", why != NULL ? why : "failed");
-	else
-		h.host_watched = pm->setup->host_cgroup != NULL;
-	free(why);
-	monitor_wire_hello_encode(pm->out, &h);
-	privsep_send(pm->fd, pm->out);
-}
-
-/* Closes every descriptor above 2 but A and B. */
-static void
-privsep_close_except(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a, from = 3;
-
-	if (lo >= from) {
-		if (lo > from)
-			syscall(SYS_close_range, from, lo - 1, 0);
-		from = lo + 1;
-	}
-	if (hi >= from && hi != lo) {
-		if (hi > from)
-			syscall(SYS_close_range, from, hi - 1, 0);
-		from = hi + 1;
-	}
-	syscall(SYS_close_range, from, ~0U, 0);
-}
-
-/* The monitor: closes what the broker will own, ignores the signals meant
- * for the broker (it ends when the broker does), sets up, serves. */
-static void __attribute__((noreturn))
-privsep_monitor_main(int fd, const struct privsep_setup *setup)
-{
-	static const int ignored[] = { SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE };
-	struct privsep_monitor pm = { .fd = fd, .setup = setup };
-	int rc;
-
-	privsep_close_except(fd, setup->lock_fd);
-	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-		signal(ignored[i], SIG_IGN);
-	prctl(PR_SET_NAME, "corrald-monitor", 0, 0, 0);
-	pm.in = xmalloc(sizeof(*pm.in));
-	pm.out = xmalloc(sizeof(*pm.out));
-	seqmsg_init(pm.in, 0);
-	seqmsg_init(pm.out, 0);
-	privsep_monitor_hello(&pm);
-	for (;;) {
-		rc = seqmsg_recv(fd, pm.in);
-		if (rc == 0 || (rc == -1 && errno != EINTR && errno != EBADMSG))
-			privsep_monitor_exit(&pm);
-		if (rc == 1)
-			privsep_dispatch(&pm);
-		else if (errno == EBADMSG)
-			privsep_send_text(&pm, MONITOR_FAILED, "refused: a malformed message");
-		seqmsg_clear(pm.in);
-	}
 }
 
 /* ---- The broker's end --------------------------------------------------- */
@@ -812,7 +463,7 @@ privsep_hello(const struct privsep *ps)
 }
 
 struct privsep *
-privsep_start(const struct privsep_setup *setup, char **err)
+privsep_start(const struct monitor_setup *setup, char **err)
 {
 	struct privsep *ps;
 	int sv[2];
@@ -829,7 +480,7 @@ privsep_start(const struct privsep_setup *setup, char **err)
 		return NULL;
 	}
 	if (pid == 0)
-		privsep_monitor_main(sv[1], setup);
+		monitor_run(sv[1], setup);
 	close(sv[1]);
 	ps = xcalloc(1, sizeof(*ps));
 	ps->fd = sv[0];

@@ -1,19 +1,15 @@
-/* corrald's privilege split (DESIGN section 1): one binary, two processes.
+/* corrald's privilege split, the broker's side: one binary, two
+ * processes.
  *
  * privsep_start(), called by root once the configuration is loaded, forks
- * the monitor: a root process that sets up (fence, cgroups, the
- * identification program), says so in a HELLO, then serves the closed
- * list of operations of broker/monitor/privop.h, one request at a time, over a
- * socketpair (broker/monitor/monitor-wire.h). The caller then becomes the broker
- * with privsep_drop(): the user `corral`, no capability but
- * CAP_SYS_PTRACE (ARCHITECTURE.md says why), no_new_privs, a seccomp
- * filter refusing what a broker never needs. Every parser of untrusted
- * bytes runs there.
- *
- * The monitor never parses network bytes and checks every request again.
- * When the broker goes away (its end of the socket closes: exit, crash,
- * SIGKILL), the monitor tears down every sandbox it built, removes the
- * fence and the control socket, and exits. */
+ * the monitor (broker/monitor/monitor.h), a root process that sets up,
+ * says so in a HELLO, then serves the closed list of
+ * broker/monitor/privop.h one request at a time over a socketpair
+ * (broker/monitor/monitor-wire.h). The caller then becomes the broker with
+ * privsep_drop(): the user `corral`, no capability but CAP_SYS_PTRACE
+ * (ARCHITECTURE.md says why), no_new_privs, a seccomp allow-list. Every
+ * parser of untrusted bytes runs there. The other functions here are the
+ * broker's stubs for the monitor's operations. */
 #ifndef CORRAL_PRIVSEP_H
 #define CORRAL_PRIVSEP_H
 
@@ -27,6 +23,7 @@
 #define PRIVSEP_REPLY_TIMEOUT_MS 30000  /* the monitor's answer to one request */
 
 struct event_base;
+struct monitor_setup;
 struct seqmsg;
 struct privsep;
 
@@ -35,18 +32,10 @@ typedef void (*privsep_reply_fn)(struct seqmsg *msg, void *arg);
 /* A built sandbox (B: take its descriptors and creds), or NULL and why. */
 typedef void (*privsep_built_fn)(struct monitor_built *b, const char *err, void *arg);
 
-/* What the monitor is asked to do at start. */
-struct privsep_setup {
-	struct monitor_config monitor;  /* its sandboxes' set-up */
-	const char *host_cgroup;        /* host_proxy.cgroup to watch, or NULL */
-	const char *socket_path;        /* the control socket, removed at the end */
-	int lock_fd;                    /* the state folder's lock, kept by the monitor */
-};
-
 /* Forks the monitor (root) and waits for its HELLO. NULL with a reason
  * in *ERR when it cannot even start; a monitor whose sandbox set-up
  * failed still starts (privsep_hello says why). */
-struct privsep *privsep_start(const struct privsep_setup *setup, char **err);
+struct privsep *privsep_start(const struct monitor_setup *setup, char **err);
 /* The monitor's pid. */
 pid_t privsep_pid(const struct privsep *ps);
 /* The monitor's HELLO. */

@@ -17,10 +17,9 @@
 
 #include "broker/api.h"
 #include "broker/conf.h"
-#include "broker/monitor/credcopy.h"
 #include "broker/daemon.h"
 #include "broker/exec.h"
-#include "broker/monitor/privop.h"
+#include "broker/monitor/monitor-wire.h"
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
@@ -44,12 +43,12 @@ struct sandbox_plan {
 	char name[64];
 	uid_t uid;
 	gid_t gid;
-	struct spawn_root roots[SANDBOX_ROOTS_MAX];
+	struct monitor_root roots[CORRAL_ROOTS_MAX];
 	size_t nroots;
 	struct policy *policy;
 	int slot;
 	char grant_home[PATH_MAX];      /* where --grant copies from */
-	struct render_grant grants[MONITOR_GRANTS_MAX];
+	struct render_grant grants[CORRAL_GRANTS_MAX];
 	size_t ngrants;
 };
 
@@ -172,9 +171,9 @@ sandbox_plan_roots(struct sandbox_plan *p, char **err)
 {
 	const Corral__SandboxCreate *req = p->req;
 
-	if (req->n_roots == 0 || req->n_roots > SANDBOX_ROOTS_MAX) {
+	if (req->n_roots == 0 || req->n_roots > CORRAL_ROOTS_MAX) {
 		sandbox_refuse(err, "a sandbox needs 1 to %d roots (--root PATH[:ro])",
-		    SANDBOX_ROOTS_MAX);
+		    CORRAL_ROOTS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < req->n_roots; i++) {
@@ -266,7 +265,7 @@ sandbox_policy_given(struct sandbox_plan *p, char **err)
 {
 	struct policy_diags diags;
 	struct caller_report report = { 0 };
-	const char *paths[SANDBOX_ROOTS_MAX];
+	const char *paths[CORRAL_ROOTS_MAX];
 	struct policy *pol = NULL;
 	char *text;
 
@@ -297,7 +296,7 @@ static struct policy *
 sandbox_policy_profile(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	const char *name = p->req->profile[0] != '\0' ? p->req->profile : PROFILE_DEFAULT_NAME;
-	struct render_root roots[SANDBOX_ROOTS_MAX];
+	struct render_root roots[CORRAL_ROOTS_MAX];
 	struct policy *profile = NULL, *pol = NULL;
 	struct render_spec spec = { .roots = roots, .nroots = p->nroots, .uid = p->uid,
 	    .gid = p->gid, .grants = p->grants, .ngrants = p->ngrants };
@@ -356,7 +355,7 @@ sandbox_unconst(const char *s)
 static int
 sandbox_reserve(struct daemon *d, struct sandbox_plan *p, char **err)
 {
-	struct registry_root roots[SANDBOX_ROOTS_MAX];
+	struct registry_root roots[CORRAL_ROOTS_MAX];
 	struct registry_sandbox row = {
 		.name = p->name, .provider = sandbox_unconst("corral"), .machine_id = d->cfg->machine_id,
 		.session_id = p->req->session_id[0] != '\0' ? p->req->session_id : NULL,
@@ -496,7 +495,7 @@ sandbox_free(struct sandbox *sb)
 	free(sb->agent);
 	free(sb->cwd);
 	free(sb->home);
-	credcopy_result_free(sb->creds);
+	monitor_grants_free(sb->creds);
 	free(sb);
 }
 
@@ -508,8 +507,8 @@ static int
 sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	const struct passwd *pw;
-	struct credcopy_grant g;
-	char *why = NULL;
+	char known[SANDBOX_GRANT_NAMES_MAX_BYTES];
+	struct grant g;
 
 	if (p->req->n_grants == 0) {
 		if (p->req->home[0] == '\0')
@@ -517,15 +516,14 @@ sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
 		sandbox_refuse(err, "--home names where --grant copies from: give --grant too");
 		return -1;
 	}
-	if (p->req->n_grants > MONITOR_GRANTS_MAX) {
-		sandbox_refuse(err, "at most %d --grant options", MONITOR_GRANTS_MAX);
+	if (p->req->n_grants > CORRAL_GRANTS_MAX) {
+		sandbox_refuse(err, "at most %d --grant options", CORRAL_GRANTS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < p->req->n_grants; i++) {
-		if (credcopy_grant_find(p->req->grants[i], d->cfg->credentials,
-		    d->cfg->ncredentials, &g, &why) == -1) {
-			sandbox_refuse(err, "%s", why != NULL ? why : "unknown grant");
-			free(why);
+		if (grant_find(p->req->grants[i], d->cfg->grants, d->cfg->ncredentials, &g) == -1) {
+			grant_names(d->cfg->grants, d->cfg->ncredentials, known, sizeof(known));
+			sandbox_refuse(err, "unknown grant '%s' (known: %s)", p->req->grants[i], known);
 			return -1;
 		}
 		p->grants[p->ngrants++] = (struct render_grant){ g.name, g.hosts, g.nhosts };
@@ -543,14 +541,14 @@ sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
  * clusters): the profile's policy is rendered again with them. */
 static int
 sandbox_plan_regrant(struct daemon *d, struct sandbox_plan *p,
-    const struct credcopy_result *creds, char **err)
+    const struct monitor_grants *creds, char **err)
 {
 	struct policy *pol;
 
 	if (creds == NULL || p->req->policy[0] != '\0')
 		return 0;
 	p->ngrants = 0;
-	for (size_t i = 0; i < creds->ngrants && p->ngrants < MONITOR_GRANTS_MAX; i++)
+	for (size_t i = 0; i < creds->ngrants && p->ngrants < CORRAL_GRANTS_MAX; i++)
 		if (creds->grants[i].nhosts > 0)
 			p->grants[p->ngrants++] = (struct render_grant){ creds->grants[i].name,
 			    (const char *const *)creds->grants[i].hosts, creds->grants[i].nhosts };
@@ -628,7 +626,7 @@ sandbox_adopt(struct daemon *d, struct sandbox_plan *p, struct monitor_built *b,
 	return sb;
 fail:
 	monitor_built_close(b);
-	credcopy_result_free(b->creds);
+	monitor_grants_free(b->creds);
 	b->creds = NULL;
 	if (sb != NULL)
 		proxy_tenant_free(sb->tenant);
@@ -675,7 +673,7 @@ sandbox_on_built(struct monitor_built *b, const char *why, void *arg)
 	if (b != NULL && d->closing) {
 		/* The monitor tears it down with everything else as it exits. */
 		monitor_built_close(b);
-		credcopy_result_free(b->creds);
+		monitor_grants_free(b->creds);
 		b = NULL;
 		why = "corrald is stopping";
 	}
@@ -855,7 +853,7 @@ sandbox_info_runner(const struct sandbox *sb, Corral__SandboxInfo *info)
 	info->network = xmalloc(sizeof(*info->network));
 	corral__network__init(info->network);
 	info->network->gateway = xstrdup(gw);
-	xasprintf(&info->network->proxy, "http://%s:%d", gw, SANDBOX_CONNECT_PORT);
+	xasprintf(&info->network->proxy, "http://%s:%d", gw, GATEWAY_CONNECT_PORT);
 	info->network->dns = xstrdup(gw);
 }
 
@@ -895,7 +893,7 @@ sandbox_info_credentials(const struct sandbox *sb, Corral__SandboxInfo *info)
 
 	info->credentials = xcalloc(n + 1, sizeof(*info->credentials));
 	for (size_t i = 0; i < n; i++) {
-		const struct credcopy_applied *a = &sb->creds->grants[i];
+		const struct monitor_grant_applied *a = &sb->creds->grants[i];
 		Corral__Credential *c = xmalloc(sizeof(*c));
 
 		corral__credential__init(c);

@@ -10,15 +10,13 @@
 #include <sys/types.h>
 
 #include "common/wire.h"
+#include "common/limits.h"
 
-#define SANDBOX_ROOTS_MAX 32
 #define SANDBOX_ENV_MAX 64
+#define SANDBOX_GRANT_NAMES_MAX_BYTES 1024     /* "known: ..." in a refusal */
 #define SANDBOX_MIN_REGULAR_UID 1000    /* below it: system accounts, never run_as by default */
-#define SANDBOX_CONNECT_PORT 3128       /* on the gateway: the CONNECT proxy */
-#define SANDBOX_TRANSPARENT_PORT 15001  /* the fence redirects every other TCP here */
-#define SANDBOX_DNS_PORT 53             /* the DNS stub, UDP and TCP */
 
-struct credcopy_result;
+struct monitor_grants;
 struct daemon;
 struct exec_channel;
 struct exec_stream;
@@ -50,7 +48,7 @@ struct sandbox {
 	char **labels;                  /* "key=value" */
 	size_t nlabels;
 	char **env;                     /* the grants' variables, then the caller's --env, "K=V" */
-	struct credcopy_result *creds;  /* what the grants copied, or NULL */
+	struct monitor_grants *creds;  /* what the grants copied, or NULL */
 	size_t nenv;
 	unsigned slot;
 	struct in_addr gateway;

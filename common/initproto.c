@@ -50,7 +50,7 @@ initproto_spec_decode(struct seqmsg *m, struct initproto_spec *s)
 	    seqmsg_get_str(m, &s->home) == -1 ||
 	    seqmsg_get_str(m, &s->workdir) == -1 ||
 	    seqmsg_get_str(m, &s->runtime) == -1 ||
-	    seqmsg_get_u32(m, &n) == -1 || n > INITPROTO_ROOTS_MAX)
+	    seqmsg_get_u32(m, &n) == -1 || n > CORRAL_ROOTS_MAX)
 		goto bad;
 	s->n_roots = n;
 	for (i = 0; i < n; i++) {

@@ -34,10 +34,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/limits.h"
 #include "common/seqmsg.h"
 
 #define INITPROTO_FD 3                          /* corral-init's end, as it starts */
-#define INITPROTO_ROOTS_MAX 32                  /* roots of one sandbox */
 #define INITPROTO_ARGS_MAX 1024                 /* argv entries of one command */
 #define INITPROTO_ENV_MAX 256                   /* environment entries of one command */
 #define INITPROTO_ERR_MAX_BYTES 512             /* text of an ERROR or FAILED */
@@ -66,9 +66,9 @@ struct initproto_spec {
 	const char *workdir;                    /* default cwd of commands */
 	const char *runtime;                    /* corral's runtime folder, or "" */
 	size_t n_roots;
-	const char *root_path[INITPROTO_ROOTS_MAX];
-	bool root_ro[INITPROTO_ROOTS_MAX];
-	int root_fd[INITPROTO_ROOTS_MAX];
+	const char *root_path[CORRAL_ROOTS_MAX];
+	bool root_ro[CORRAL_ROOTS_MAX];
+	int root_fd[CORRAL_ROOTS_MAX];
 	int home_fd;
 };
 

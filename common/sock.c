@@ -6,6 +6,9 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+
 #include "common/sock.h"
 
 int
@@ -78,4 +81,10 @@ sock_check(int fd, int family, int type)
 	if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1)
 		return -1;
 	return 0;
+}
+
+int
+sock_diag_open(void)
+{
+	return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 }

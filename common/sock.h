@@ -15,6 +15,9 @@ int sock_bind(const struct sockaddr *addr, socklen_t len, int type);
 uint16_t sock_port(int fd);
 /* The address family FD is bound in (AF_INET, AF_INET6); 0 when unknown. */
 int sock_family(int fd);
+/* A NETLINK_SOCK_DIAG socket in the calling thread's network namespace
+ * (inet_diag finds a connection's cookie by its 4-tuple); -1 with errno. */
+int sock_diag_open(void);
 /* Checks that FD is a socket of TYPE and FAMILY, bound, and (for TCP)
  * listening, and makes it non-blocking. 0, or -1 with errno (ENOTSOCK,
  * EPROTOTYPE, EINVAL): a handed-over descriptor is checked before use. */

@@ -19,17 +19,10 @@
 #include <netinet/tcp.h>
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "common/proc.h"
 #include "egress-proxy/identify.h"
-/* identify_bpf_obj[]: identify.bpf.c compiled for the BPF target, made into
- * an array at build time (identify.inc). */
-#include "egress-proxy/identify.bpf.h"
 
-#define IDENTIFY_MAP_NAME "identify_owners"
-#define IDENTIFY_PROG4_NAME "identify_connect4"
-#define IDENTIFY_PROG6_NAME "identify_connect6"
 #define IDENTIFY_DIAG_REPLY_MAX_BYTES 8192      /* one inet_diag_msg and its netlink header */
 #define IDENTIFY_DIAG_STALE_MAX 8               /* old replies skipped before giving up */
 #define IDENTIFY_PROC_PATH_BYTES 32             /* "/proc/" and a pid */
@@ -38,7 +31,7 @@
 #define IDENTIFY_KDEV_MINOR_BITS 20
 #define IDENTIFY_KDEV_MINOR_MASK ((1u << IDENTIFY_KDEV_MINOR_BITS) - 1)
 
-/* What identify.bpf.c records per connect; the same layout as there. */
+/* What broker/monitor/identify.bpf.c records per connect; the same layout as there. */
 struct identify_link {
 	uint32_t tgid;
 	uint32_t exe_dev;
@@ -55,17 +48,7 @@ struct identify_record {
 	struct identify_link ancestors[IDENTIFY_ANCESTORS_MAX];
 };
 _Static_assert(sizeof(struct identify_record) == 32 + 16 * IDENTIFY_ANCESTORS_MAX,
-    "identify.bpf.c's record layout");
-
-struct identify_bpf {
-	struct bpf_object *obj;
-	int map_fd;
-};
-
-struct identify_attachment {
-	struct bpf_link *link4;
-	struct bpf_link *link6;
-};
+    "broker/monitor/identify.bpf.c's record layout");
 
 /* One request of inet_diag for one socket, by its exact 4-tuple. */
 struct identify_diag_req {
@@ -77,7 +60,6 @@ static const char *const identify_messages[] = {
 	[IDENTIFY_OK] = "success",
 	[IDENTIFY_ERR_INVALID] = "invalid argument",
 	[IDENTIFY_ERR_SYSTEM] = "system call failed",
-	[IDENTIFY_ERR_BPF] = "the identification BPF program could not be loaded or attached",
 	[IDENTIFY_ERR_NO_SOCKET] = "no such connection in the client's network namespace",
 	/* One literal: clang reads adjacent ones in an array as a missing comma. */
 	[IDENTIFY_ERR_NO_RECORD] = "no record of the process that connected (not from the sandbox's cgroup, or the record was evicted)",
@@ -93,95 +75,6 @@ identify_strerror(enum identify_err err)
 	if ((size_t)err >= sizeof(identify_messages) / sizeof(identify_messages[0]))
 		return "unknown identification error";
 	return identify_messages[err];
-}
-
-enum identify_err
-identify_load(struct identify_bpf **out)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = "identify");
-	struct identify_bpf *b;
-	struct bpf_map *map;
-
-	*out = NULL;
-	b = calloc(1, sizeof(*b));
-	if (b == NULL)
-		return IDENTIFY_ERR_SYSTEM;
-	b->obj = bpf_object__open_mem(identify_bpf_obj, sizeof(identify_bpf_obj), &opts);
-	if (b->obj == NULL || bpf_object__load(b->obj) != 0)
-		goto fail;
-	map = bpf_object__find_map_by_name(b->obj, IDENTIFY_MAP_NAME);
-	if (map == NULL)
-		goto fail;
-	b->map_fd = bpf_map__fd(map);
-	*out = b;
-	return IDENTIFY_OK;
-fail:
-	identify_unload(b);
-	return IDENTIFY_ERR_BPF;
-}
-
-int
-identify_map_fd(const struct identify_bpf *b)
-{
-	return b->map_fd;
-}
-
-void
-identify_unload(struct identify_bpf *b)
-{
-	if (b == NULL)
-		return;
-	bpf_object__close(b->obj);
-	free(b);
-}
-
-/* Attaches the program named NAME of B to CGROUP_FD. */
-static struct bpf_link *
-identify_attach_prog(struct identify_bpf *b, const char *name, int cgroup_fd)
-{
-	struct bpf_program *prog = bpf_object__find_program_by_name(b->obj, name);
-
-	if (prog == NULL)
-		return NULL;
-	return bpf_program__attach_cgroup(prog, cgroup_fd);
-}
-
-enum identify_err
-identify_attach(struct identify_bpf *b, int cgroup_fd, struct identify_attachment **out)
-{
-	struct identify_attachment *a;
-
-	*out = NULL;
-	if (cgroup_fd < 0)
-		return IDENTIFY_ERR_INVALID;
-	a = calloc(1, sizeof(*a));
-	if (a == NULL)
-		return IDENTIFY_ERR_SYSTEM;
-	a->link4 = identify_attach_prog(b, IDENTIFY_PROG4_NAME, cgroup_fd);
-	a->link6 = identify_attach_prog(b, IDENTIFY_PROG6_NAME, cgroup_fd);
-	if (a->link4 == NULL || a->link6 == NULL) {
-		identify_detach(a);
-		return IDENTIFY_ERR_BPF;
-	}
-	*out = a;
-	return IDENTIFY_OK;
-}
-
-void
-identify_detach(struct identify_attachment *a)
-{
-	if (a == NULL)
-		return;
-	/* Destroying a link detaches the program from the cgroup. */
-	bpf_link__destroy(a->link6);
-	bpf_link__destroy(a->link4);
-	free(a);
-}
-
-int
-identify_diag_open(void)
-{
-	return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 }
 
 /* Copies the port and address of SA into the diag socket id's fields. */

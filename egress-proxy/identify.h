@@ -1,6 +1,7 @@
-/* Which process opened a proxied connection (DESIGN section 3, step 2).
+/* Which process opened a proxied connection (corral-policy(5), "Binaries").
  *
- * A cgroup BPF program (identify.bpf.c, embedded in the daemon) runs on
+ * A cgroup BPF program (broker/monitor/identify.bpf.c, loaded and attached
+ * by the monitor, broker/monitor/bpfload.h) runs on
  * every TCP connect() made in a watched cgroup and records the caller: its
  * pid and thread as the initial pid namespace sees them, its start time, the
  * device and inode of its executable, and the same for its parents, keyed by
@@ -15,15 +16,11 @@
  * connected it. It is attribution plus a gate, not a wall: a listed
  * interpreter can run anything.
  *
- * Cost: loading takes ~20 ms (libbpf parses the kernel's BTF), so the
- * program is loaded once and attached to each sandbox's cgroup (cheap).
- * The program adds ~1 us to each connect() in a watched cgroup; nothing
+ * Cost: the program adds ~1 us to each connect() in a watched cgroup; nothing
  * else runs unless the proxy calls identify_lookup().
  *
- * Privilege: identify_load() and identify_attach() need CAP_BPF, CAP_PERFMON
- * (the program reads task fields) and CAP_NET_ADMIN (cgroup sock hooks),
- * i.e. root: the monitor calls them and hands the map descriptor to the
- * broker. identify_lookup() needs no capability to read the map (kernel
+ * Privilege: the monitor loads the program and hands the map descriptor to
+ * the broker. identify_lookup() needs no capability to read the map (kernel
  * >= 6.3; before that, kernel.unprivileged_bpf_disabled also gates map
  * lookups), none for inet_diag, and CAP_SYS_PTRACE to read /proc/PID/exe of
  * processes of another user (the sandbox's run_as). */
@@ -44,7 +41,6 @@ enum identify_err {
 	IDENTIFY_OK = 0,
 	IDENTIFY_ERR_INVALID,           /* a bad argument (address family, NULL, count) */
 	IDENTIFY_ERR_SYSTEM,            /* a system call failed; errno says which */
-	IDENTIFY_ERR_BPF,               /* the program could not be opened, loaded or attached */
 	IDENTIFY_ERR_NO_SOCKET,         /* no socket with that 4-tuple in the diag namespace */
 	IDENTIFY_ERR_NO_RECORD,         /* the socket was not connected from the watched cgroup */
 	IDENTIFY_ERR_GONE,              /* the process that connected has exited */
@@ -55,31 +51,6 @@ enum identify_err {
 
 /* A static English description of ERR. */
 const char *identify_strerror(enum identify_err err);
-
-/* The loaded program and its map (opaque); one per daemon. */
-struct identify_bpf;
-/* The program attached to one cgroup (opaque). */
-struct identify_attachment;
-
-/* Loads the embedded program and creates its map. Privileged; slow (~20
- * ms): call it once, at start. */
-enum identify_err identify_load(struct identify_bpf **out);
-/* The map's descriptor, to pass to the broker (it stays owned by B). */
-int identify_map_fd(const struct identify_bpf *b);
-/* Attaches B's program (connect4 and connect6) to the cgroup v2 directory
- * CGROUP_FD, which covers its descendants too. Privileged. */
-enum identify_err identify_attach(struct identify_bpf *b, int cgroup_fd,
-    struct identify_attachment **out);
-/* Detaches and frees A; accepts NULL. */
-void identify_detach(struct identify_attachment *a);
-/* Frees B; accepts NULL. Attachments stay in force until detached, and a
- * map descriptor duplicated earlier keeps the map alive. */
-void identify_unload(struct identify_bpf *b);
-
-/* A NETLINK_SOCK_DIAG socket in the caller's network namespace (for a
- * sandbox, the monitor opens one inside its namespace and hands it over);
- * -1 with errno on failure. */
-int identify_diag_open(void);
 
 /* The client's connection as the CLIENT sees it: LOCAL is its own address
  * (the proxy's getpeername), REMOTE is where it connected to (the proxy's

@@ -1,6 +1,7 @@
 /* The built-in credential grants. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "policy/grant.h"
@@ -36,4 +37,46 @@ const char *
 grant_builtin_names(void)
 {
 	return "ssh, gh, aws, kube";
+}
+
+/* How many entries of the NULL-terminated V (at most MAX). */
+static size_t
+grant_count(const char *const *v, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && v[n] != NULL)
+		n++;
+	return n;
+}
+
+int
+grant_find(const char *name, const struct grant *extra, size_t nextra, struct grant *out)
+{
+	const struct grant_def *d = grant_builtin(name);
+
+	if (d != NULL) {
+		*out = (struct grant){ d->name, d->paths, grant_count(d->paths, GRANT_MAX_PATHS),
+		    d->hosts, d->nhosts, d->env, grant_count(d->env, GRANT_MAX_ENV) };
+		return 0;
+	}
+	for (size_t i = 0; i < nextra; i++)
+		if (extra[i].name != NULL && strcmp(extra[i].name, name) == 0) {
+			*out = extra[i];
+			return 0;
+		}
+	return -1;
+}
+
+void
+grant_names(const struct grant *extra, size_t nextra, char *buf, size_t size)
+{
+	size_t len;
+
+	snprintf(buf, size, "%s", grant_builtin_names());
+	for (size_t i = 0; i < nextra; i++) {
+		len = strlen(buf);
+		if (extra[i].name != NULL && len < size)
+			snprintf(buf + len, size - len, ", %s", extra[i].name);
+	}
 }

@@ -1,5 +1,6 @@
 /* corral policy render | check: policies without a daemon. */
 #include "config.h"
+#include "common/limits.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,15 +19,14 @@
 #include "policy/profile.h"
 #include "policy/render.h"
 
-#define CLI_GRANTS_MAX 16
 #define CLI_REGULAR_UID_MIN 1000        /* below it: system accounts, never run_as by default */
 
 /* What `policy render` was asked for. */
 struct cli_render_args {
-	struct render_root roots[CLI_ROOTS_MAX];
-	char *root_paths[CLI_ROOTS_MAX];
+	struct render_root roots[CORRAL_ROOTS_MAX];
+	char *root_paths[CORRAL_ROOTS_MAX];
 	size_t nroots;
-	struct render_grant grants[CLI_GRANTS_MAX];
+	struct render_grant grants[CORRAL_GRANTS_MAX];
 	size_t ngrants;
 	const char *profile;
 	long uid, gid;                  /* -1: not given */
@@ -40,8 +40,8 @@ cli_add_root(struct cli_render_args *a, const char *arg)
 	bool writable;
 	int rc;
 
-	if (a->nroots == CLI_ROOTS_MAX)
-		return cli_fail("too many --root options (at most %d)", CLI_ROOTS_MAX);
+	if (a->nroots == CORRAL_ROOTS_MAX)
+		return cli_fail("too many --root options (at most %d)", CORRAL_ROOTS_MAX);
 	if ((rc = cli_root_parse(arg, &absolute, &writable)) != 0)
 		return rc;
 	a->root_paths[a->nroots] = absolute;
@@ -58,8 +58,8 @@ cli_add_grant(struct cli_render_args *a, const char *name)
 
 	if (def == NULL)
 		return cli_fail("unknown grant '%s' (known: %s)", name, grant_builtin_names());
-	if (a->ngrants == CLI_GRANTS_MAX)
-		return cli_fail("too many --grant options (at most %d)", CLI_GRANTS_MAX);
+	if (a->ngrants == CORRAL_GRANTS_MAX)
+		return cli_fail("too many --grant options (at most %d)", CORRAL_GRANTS_MAX);
 	a->grants[a->ngrants].name = def->name;
 	a->grants[a->ngrants].hosts = def->hosts;
 	a->grants[a->ngrants].nhosts = def->nhosts;

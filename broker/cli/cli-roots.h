@@ -5,7 +5,8 @@
 
 #include <stdbool.h>
 
-#define CLI_ROOTS_MAX 64                /* --root options in one command */
+#include "common/limits.h"
+
 
 /* An absolute spelling of PATH (free() it): resolved when it exists, else
  * joined to the current folder, so that paths that do not exist yet still

@@ -1,5 +1,6 @@
 /* corral sandbox create|list|get|delete and corral reap: the lifecycle verbs. */
 #include "config.h"
+#include "common/limits.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +19,6 @@
 #include "common/xmalloc.h"
 #include "policy/name.h"
 
-#define CLI_GRANTS_MAX 16                       /* --grant options */
 #define CLI_SANDBOX_JSON_MAX_BYTES (32 * 1024 * 1024)   /* a 4 MiB answer, escaped */
 #define CLI_PIDS_MAX 4194304                    /* the kernel's PID_MAX_LIMIT */
 #define CLI_CPUS_DECIMALS 3                     /* --cpus 0.125 is 125 thousandths */
@@ -28,9 +28,9 @@
 /* What `sandbox create` was asked for; msg points into the arrays. */
 struct cli_create_args {
 	Corral__SandboxCreate msg;
-	Corral__Root root_msgs[CLI_ROOTS_MAX];
-	Corral__Root *roots[CLI_ROOTS_MAX];
-	char *grants[CLI_GRANTS_MAX];
+	Corral__Root root_msgs[CORRAL_ROOTS_MAX];
+	Corral__Root *roots[CORRAL_ROOTS_MAX];
+	char *grants[CORRAL_GRANTS_MAX];
 	struct cli_map labels, env;
 	const char *policy_file;
 	char *cwd, *home, *policy;      /* owned: absolute --cwd, --home; the policy's text */
@@ -55,8 +55,8 @@ cli_add_root(struct cli_create_args *a, const char *arg)
 	bool writable;
 	int rc;
 
-	if (a->msg.n_roots == CLI_ROOTS_MAX)
-		return cli_fail("too many --root options (at most %d)", CLI_ROOTS_MAX);
+	if (a->msg.n_roots == CORRAL_ROOTS_MAX)
+		return cli_fail("too many --root options (at most %d)", CORRAL_ROOTS_MAX);
 	corral__root__init(r);
 	if ((rc = cli_root_parse(arg, &r->path, &writable)) != 0)
 		return rc;
@@ -68,8 +68,8 @@ cli_add_root(struct cli_create_args *a, const char *arg)
 static int
 cli_add_grant(struct cli_create_args *a, char *name)
 {
-	if (a->msg.n_grants == CLI_GRANTS_MAX)
-		return cli_fail("too many --grant options (at most %d)", CLI_GRANTS_MAX);
+	if (a->msg.n_grants == CORRAL_GRANTS_MAX)
+		return cli_fail("too many --grant options (at most %d)", CORRAL_GRANTS_MAX);
 	if (name[0] == '\0')
 		return cli_fail("--grant needs a grant name (ssh, gh, aws, kube, or one "
 		    "of the daemon's configured credentials)");

@@ -21,7 +21,7 @@
 #include "broker/init/mounts.h"
 
 #define MOUNTS_OURS_MAX 8               /* file systems corral-init made */
-#define MOUNTS_TREES_MAX (INITPROTO_ROOTS_MAX + 1)      /* roots and HOME */
+#define MOUNTS_TREES_MAX (CORRAL_ROOTS_MAX + 1)      /* roots and HOME */
 #define MOUNTS_RESOLV_MAX_BYTES 128
 #define MOUNTS_TTY_GID "gid=5"          /* Debian's tty group owns ptys */
 

@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "broker/monitor/credcopy.h"
+#include "broker/monitor/monitor-wire.h"
 #include "common/buf.h"
-#include "common/json.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "policy/grant.h"
@@ -109,69 +109,6 @@ credcopy_relative_path(const char *p)
 			return true;
 		c += n + 1;
 	}
-}
-
-/* ---- grants ---- */
-
-static size_t
-credcopy_count(const char *const *list, size_t max)
-{
-	size_t n = 0;
-
-	while (n < max && list[n] != NULL)
-		n++;
-	return n;
-}
-
-static void
-credcopy_grant_from_builtin(const struct grant_def *d, struct credcopy_grant *out)
-{
-	out->name = d->name;
-	out->paths = d->paths;
-	out->npaths = credcopy_count(d->paths, GRANT_MAX_PATHS);
-	out->hosts = d->hosts;
-	out->nhosts = d->nhosts;
-	out->env = d->env;
-	out->nenv = credcopy_count(d->env, GRANT_MAX_ENV);
-}
-
-static void
-credcopy_grant_from_config(const struct config_credential *c, struct credcopy_grant *out)
-{
-	out->name = c->name;
-	out->paths = (const char *const *)c->paths;
-	out->npaths = c->npaths;
-	out->hosts = (const char *const *)c->hosts;
-	out->nhosts = c->nhosts;
-	out->env = (const char *const *)c->env;
-	out->nenv = c->nenv;
-}
-
-int
-credcopy_grant_find(const char *name, const struct config_credential *extra,
-    size_t nextra, struct credcopy_grant *out, char **err)
-{
-	const struct grant_def *d = grant_builtin(name);
-	struct buf *known;
-
-	if (d != NULL) {
-		credcopy_grant_from_builtin(d, out);
-		return 0;
-	}
-	for (size_t i = 0; i < nextra; i++)
-		if (extra[i].name != NULL && strcmp(extra[i].name, name) == 0) {
-			credcopy_grant_from_config(&extra[i], out);
-			return 0;
-		}
-	known = buf_new(CREDCOPY_TEXT_MAX_BYTES);
-	if (known == NULL || buf_append_str(known, grant_builtin_names()) == -1)
-		fatalx("%s: out of memory", __func__);
-	for (size_t i = 0; i < nextra; i++)
-		if (extra[i].name != NULL)
-			(void)buf_printf(known, ", %s", extra[i].name);
-	xasprintf(err, "unknown grant '%s' (known: %s)", name, buf_data(known));
-	buf_free(known);
-	return -1;
 }
 
 /* ---- the child: setting up ---- */
@@ -616,7 +553,7 @@ credcopy_kube_hosts(struct credcopy_child *c)
 
 /* Copies one grant's paths. */
 static void
-credcopy_copy_grant(struct credcopy_child *c, const struct credcopy_grant *g)
+credcopy_copy_grant(struct credcopy_child *c, const struct grant *g)
 {
 	c->grant = g->name;
 	c->files = c->bytes = 0;
@@ -877,10 +814,10 @@ credcopy_field(const char **p, const char *end)
 	return s;
 }
 
-static struct credcopy_applied *
-credcopy_applied_new(struct credcopy_result *r, const char *name)
+static struct monitor_grant_applied *
+credcopy_applied_new(struct monitor_grants *r, const char *name)
 {
-	struct credcopy_applied *a;
+	struct monitor_grant_applied *a;
 
 	r->grants = xreallocarray(r->grants, r->ngrants + 1, sizeof(*r->grants));
 	a = &r->grants[r->ngrants++];
@@ -932,7 +869,7 @@ credcopy_host_ok(const char *hostport)
  * to CREDCOPY_FOUND_HOSTS_MAX; else reported as skipped. Why: the text
  * comes from run_as's file, and it joins the sandbox's policy. */
 static void
-credcopy_found_host(struct credcopy_applied *a, const char *hostport)
+credcopy_found_host(struct monitor_grant_applied *a, const char *hostport)
 {
 	const char *why = NULL;
 
@@ -953,9 +890,9 @@ credcopy_found_host(struct credcopy_applied *a, const char *hostport)
 
 /* One record at *P into R; -1 when malformed, 1 for the end, 2 for an error. */
 static int
-credcopy_parse_record(const char **p, const char *end, struct credcopy_result *r, char **err)
+credcopy_parse_record(const char **p, const char *end, struct monitor_grants *r, char **err)
 {
-	struct credcopy_applied *a = r->ngrants > 0 ? &r->grants[r->ngrants - 1] : NULL;
+	struct monitor_grant_applied *a = r->ngrants > 0 ? &r->grants[r->ngrants - 1] : NULL;
 	char type = **p;
 	const char *x, *y;
 
@@ -997,7 +934,7 @@ credcopy_parse_record(const char **p, const char *end, struct credcopy_result *r
 
 /* The child's report B into R: 0 when it finished, else -1 with *ERR. */
 static int
-credcopy_parse_report(const struct buf *b, struct credcopy_result *r, char **err)
+credcopy_parse_report(const struct buf *b, struct monitor_grants *r, char **err)
 {
 	const char *p = buf_data(b), *end = p + buf_len(b);
 	int rc = 0;
@@ -1035,7 +972,7 @@ done:
 
 /* Adds "NAME=VALUE" (expanded) to R's env, replacing an earlier NAME. */
 static int
-credcopy_env_add(struct credcopy_result *r, const char *kv, const char *home, char **err)
+credcopy_env_add(struct monitor_grants *r, const char *kv, const char *home, char **err)
 {
 	const char *eq = strchr(kv, '=');
 	size_t klen = eq != NULL ? (size_t)(eq - kv) + 1 : 0;
@@ -1068,10 +1005,10 @@ credcopy_env_add(struct credcopy_result *r, const char *kv, const char *home, ch
 
 /* The hosts and env of the grants into R, whose grants the report made. */
 static int
-credcopy_add_grant_facts(const struct credcopy_spec *spec, struct credcopy_result *r, char **err)
+credcopy_add_grant_facts(const struct credcopy_spec *spec, struct monitor_grants *r, char **err)
 {
 	for (size_t i = 0; i < spec->ngrants && i < r->ngrants; i++) {
-		const struct credcopy_grant *g = &spec->grants[i];
+		const struct grant *g = &spec->grants[i];
 
 		for (size_t j = 0; j < g->nhosts; j++)
 			if (!credcopy_has(r->grants[i].hosts, r->grants[i].nhosts, g->hosts[j]))
@@ -1085,9 +1022,9 @@ credcopy_add_grant_facts(const struct credcopy_spec *spec, struct credcopy_resul
 
 /* Drops the "gitconfig" entry when there was no .gitconfig to speak of. */
 static void
-credcopy_drop_empty_gitconfig(struct credcopy_result *r)
+credcopy_drop_empty_gitconfig(struct monitor_grants *r)
 {
-	struct credcopy_applied *a = r->ngrants > 0 ? &r->grants[r->ngrants - 1] : NULL;
+	struct monitor_grant_applied *a = r->ngrants > 0 ? &r->grants[r->ngrants - 1] : NULL;
 
 	if (a == NULL || strcmp(a->name, CREDCOPY_GITCONFIG_NAME) != 0 ||
 	    a->ncopied + a->nskipped > 0)
@@ -1110,9 +1047,9 @@ credcopy_check_spec(const struct credcopy_spec *spec, char **err)
 	    !credcopy_plain_text(home))
 		xasprintf(err, "the sandbox's home path must be absolute and made of letters, digits "
 		    "and / . _ + @ - only");
-	else if (spec->ngrants > CREDCOPY_GRANTS_MAX)
+	else if (spec->ngrants > CORRAL_GRANTS_MAX)
 		xasprintf(err, "too many grants (%zu; the limit is %d)", spec->ngrants,
-		    CREDCOPY_GRANTS_MAX);
+		    CORRAL_GRANTS_MAX);
 	else if (spec->src_home_fd < 0 || spec->dst_home_fd < 0)
 		xasprintf(err, "the homes must be given as open folders");
 	else
@@ -1128,10 +1065,10 @@ credcopy_check_spec(const struct credcopy_spec *spec, char **err)
 }
 
 int
-credcopy_copy(const struct credcopy_spec *spec, struct credcopy_result **out, char **err)
+credcopy_copy(const struct credcopy_spec *spec, struct monitor_grants **out, char **err)
 {
 	int keep[2] = { spec->src_home_fd, spec->dst_home_fd };
-	struct credcopy_result *r = NULL;
+	struct monitor_grants *r = NULL;
 	struct buf *report = NULL;
 	int rc = -1;
 
@@ -1150,7 +1087,7 @@ credcopy_copy(const struct credcopy_spec *spec, struct credcopy_result **out, ch
 	r = NULL;
 	rc = 0;
 done:
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 	buf_free(report);
 	return rc;
 }
@@ -1160,7 +1097,7 @@ credcopy_clear(uid_t uid, gid_t gid, int home_fd, unsigned timeout_ms, char **er
 {
 	struct credcopy_clear_args a = { uid, gid, home_fd };
 	int keep[2] = { home_fd, -1 };
-	struct credcopy_result *r = xcalloc(1, sizeof(*r));
+	struct monitor_grants *r = xcalloc(1, sizeof(*r));
 	struct buf *report = NULL;
 	int rc = -1;
 
@@ -1171,74 +1108,7 @@ credcopy_clear(uid_t uid, gid_t gid, int home_fd, unsigned timeout_ms, char **er
 	else if (credcopy_run_child(credcopy_clear_trampoline, &a, keep,
 	    timeout_ms != 0 ? timeout_ms : CREDCOPY_TIMEOUT_MS, &report, err) == 0)
 		rc = credcopy_parse_report(report, r, err);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 	buf_free(report);
 	return rc;
-}
-
-/* ---- the result ---- */
-
-static void
-credcopy_json_strings(struct json *j, const char *key, char *const *list, size_t n)
-{
-	json_key(j, key);
-	json_array_begin(j);
-	for (size_t i = 0; i < n; i++)
-		json_str(j, list[i]);
-	json_array_end(j);
-}
-
-void
-credcopy_result_json(const struct credcopy_result *r, struct json *j)
-{
-	json_array_begin(j);
-	for (size_t i = 0; r != NULL && i < r->ngrants; i++) {
-		const struct credcopy_applied *a = &r->grants[i];
-
-		json_object_begin(j);
-		json_kv_string(j, "name", a->name);
-		credcopy_json_strings(j, "hosts", a->hosts, a->nhosts);
-		credcopy_json_strings(j, "copied", a->copied, a->ncopied);
-		json_key(j, "skipped");
-		json_array_begin(j);
-		for (size_t k = 0; k < a->nskipped; k++) {
-			json_object_begin(j);
-			json_kv_string(j, "path", a->skipped[k].path);
-			json_kv_string(j, "reason", a->skipped[k].reason);
-			json_object_end(j);
-		}
-		json_array_end(j);
-		json_object_end(j);
-	}
-	json_array_end(j);
-}
-
-static void
-credcopy_free_strings(char **list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(list[i]);
-	free(list);
-}
-
-void
-credcopy_result_free(struct credcopy_result *r)
-{
-	if (r == NULL)
-		return;
-	for (size_t i = 0; i < r->ngrants; i++) {
-		struct credcopy_applied *a = &r->grants[i];
-
-		free(a->name);
-		credcopy_free_strings(a->hosts, a->nhosts);
-		credcopy_free_strings(a->copied, a->ncopied);
-		for (size_t k = 0; k < a->nskipped; k++) {
-			free(a->skipped[k].path);
-			free(a->skipped[k].reason);
-		}
-		free(a->skipped);
-	}
-	free(r->grants);
-	credcopy_free_strings(r->env, r->nenv);
-	free(r);
 }

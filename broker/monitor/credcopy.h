@@ -34,31 +34,19 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "broker/conf.h"
+#include "common/limits.h"
+#include "policy/grant.h"
 
 #define CREDCOPY_FILES_MAX 256                          /* files one grant copies */
 #define CREDCOPY_GRANT_MAX_BYTES (8u * 1024 * 1024)     /* bytes one grant copies */
 #define CREDCOPY_DEPTH_MAX 8                            /* folders below a granted path */
 #define CREDCOPY_DELETE_DEPTH_MAX 64                    /* folders the deleting goes down */
 #define CREDCOPY_TIMEOUT_MS 10000                       /* for the child to finish */
-#define CREDCOPY_GRANTS_MAX 16                          /* grants one sandbox takes */
 #define CREDCOPY_REPORT_MAX_BYTES (256u * 1024)         /* the child's report */
 #define CREDCOPY_KEYS_MAX 16                            /* IdentityFile lines written */
 #define CREDCOPY_ENV_MAX 64                             /* variables of all grants */
 #define CREDCOPY_FOUND_HOSTS_MAX 8                      /* kube clusters taken from a kubeconfig */
 #define CREDCOPY_GITCONFIG_NAME "gitconfig"             /* the entry .gitconfig is reported in */
-
-/* One grant, built-in or from the configuration: what it copies, the
- * hosts it adds to the policy, the variables it sets. */
-struct credcopy_grant {
-	const char *name;
-	const char *const *paths;       /* relative to the home, no "..", no leading "/" */
-	size_t npaths;
-	const char *const *hosts;       /* "host:port" */
-	size_t nhosts;
-	const char *const *env;         /* "NAME=VALUE", VALUE may hold ${HOME} */
-	size_t nenv;
-};
 
 /* What to copy, from where, to where, as whom. */
 struct credcopy_spec {
@@ -67,63 +55,25 @@ struct credcopy_spec {
 	int src_home_fd;                /* the caller's home (O_PATH or O_DIRECTORY) */
 	int dst_home_fd;                /* the sandbox's private home (O_DIRECTORY) */
 	const char *dst_home_path;      /* its absolute path (as the sandbox sees it) */
-	const struct credcopy_grant *grants;
+	const struct grant *grants;
 	size_t ngrants;
 	size_t files_max;               /* 0: CREDCOPY_FILES_MAX */
 	size_t bytes_max;               /* 0: CREDCOPY_GRANT_MAX_BYTES */
 	unsigned timeout_ms;            /* 0: CREDCOPY_TIMEOUT_MS */
 };
 
-/* A path that was not copied, and why. */
-struct credcopy_skip {
-	char *path;                     /* relative to the home */
-	char *reason;
-};
-
-/* One grant as applied. */
-struct credcopy_applied {
-	char *name;
-	char **hosts;                   /* "host:port" */
-	size_t nhosts;
-	char **copied;                  /* files, relative to the home */
-	size_t ncopied;
-	struct credcopy_skip *skipped;
-	size_t nskipped;
-};
-
-/* What the grants gave the sandbox. */
-struct credcopy_result {
-	struct credcopy_applied *grants;        /* in the spec's order, then "gitconfig" */
-	size_t ngrants;
-	char **env;                             /* "NAME=VALUE" for every command */
-	size_t nenv;
-};
-
-struct json;
-
-/* Looks up NAME among the built-in grants, then among the configuration's
- * EXTRA (NEXTRA of them), into *OUT (which points into static or config
- * data: keep those alive). -1 with *ERR (malloc'd) naming the known ones. */
-int credcopy_grant_find(const char *name, const struct config_credential *extra,
-    size_t nextra, struct credcopy_grant *out, char **err);
+struct monitor_grants;
 
 /* Copies SPEC's grants (and .gitconfig) in a child running as run_as, into
- * *OUT (credcopy_result_free() it). -1 with *ERR (malloc'd, one line) when
+ * *OUT (monitor_grants_free() it). -1 with *ERR (malloc'd, one line) when
  * anything is refused or fails; what was copied is then left for
  * credcopy_clear(). */
-int credcopy_copy(const struct credcopy_spec *spec, struct credcopy_result **out,
+int credcopy_copy(const struct credcopy_spec *spec, struct monitor_grants **out,
     char **err);
 
 /* Empties the sandbox's home HOME_FD (not the folder itself) in a child
  * running as UID:GID, following no link. -1 with *ERR when something could
  * not be removed. */
 int credcopy_clear(uid_t uid, gid_t gid, int home_fd, unsigned timeout_ms, char **err);
-
-/* Writes R as the JSON array of `sandbox get --json`'s "credentials":
- * [{name, hosts, copied, skipped: [{path, reason}]}]. */
-void credcopy_result_json(const struct credcopy_result *r, struct json *j);
-
-/* Frees R; NULL is fine. */
-void credcopy_result_free(struct credcopy_result *r);
 
 #endif

@@ -4,10 +4,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "broker/monitor/credcopy.h"
 #include "broker/monitor/monitor-wire.h"
 #include "common/xmalloc.h"
 
@@ -54,6 +54,36 @@ monitor_wire_get_bool(struct seqmsg *m, bool *b)
 	return 0;
 }
 
+static void
+monitor_wire_free_strings(char **list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+void
+monitor_grants_free(struct monitor_grants *g)
+{
+	if (g == NULL)
+		return;
+	for (size_t i = 0; i < g->ngrants; i++) {
+		struct monitor_grant_applied *a = &g->grants[i];
+
+		free(a->name);
+		monitor_wire_free_strings(a->hosts, a->nhosts);
+		monitor_wire_free_strings(a->copied, a->ncopied);
+		for (size_t k = 0; k < a->nskipped; k++) {
+			free(a->skipped[k].path);
+			free(a->skipped[k].reason);
+		}
+		free(a->skipped);
+	}
+	free(g->grants);
+	monitor_wire_free_strings(g->env, g->nenv);
+	free(g);
+}
+
 void
 monitor_built_close(struct monitor_built *b)
 {
@@ -70,7 +100,7 @@ monitor_built_close(struct monitor_built *b)
 void
 monitor_wire_hello_encode(struct seqmsg *m, const struct monitor_hello *h)
 {
-	seqmsg_init(m, (enum initproto_type)MONITOR_HELLO);
+	seqmsg_init(m, MONITOR_HELLO);
 	seqmsg_put_u32(m, h->sandboxes);
 	seqmsg_put_str(m, h->why);
 	seqmsg_put_str(m, h->instance);
@@ -106,7 +136,7 @@ monitor_wire_hello_decode(struct seqmsg *m, struct monitor_hello *h)
 void
 monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 {
-	seqmsg_init(m, (enum initproto_type)MONITOR_CREATE);
+	seqmsg_init(m, MONITOR_CREATE);
 	seqmsg_put_fd(m, r->caller_fd);
 	seqmsg_put_str(m, r->name);
 	seqmsg_put_u32(m, r->uid);
@@ -147,7 +177,7 @@ monitor_wire_create_roots(struct seqmsg *m, struct monitor_wire_create *out)
 {
 	uint32_t n;
 
-	if (seqmsg_get_u32(m, &n) == -1 || n == 0 || n > MONITOR_WIRE_ROOTS_MAX)
+	if (seqmsg_get_u32(m, &n) == -1 || n == 0 || n > CORRAL_ROOTS_MAX)
 		return monitor_wire_bad();
 	for (uint32_t i = 0; i < n; i++)
 		if (seqmsg_get_str(m, &out->roots[i].path) == -1 ||
@@ -165,7 +195,7 @@ monitor_wire_create_grants(struct seqmsg *m, struct monitor_wire_create *out)
 	uint32_t n;
 
 	if (seqmsg_get_str(m, &home) == -1 || seqmsg_get_u32(m, &n) == -1 ||
-	    n > MONITOR_GRANTS_MAX)
+	    n > CORRAL_GRANTS_MAX)
 		return monitor_wire_bad();
 	for (uint32_t i = 0; i < n; i++)
 		if (seqmsg_get_str(m, &out->grants[i]) == -1)
@@ -211,13 +241,13 @@ monitor_wire_put_list(struct seqmsg *m, char *const *v, size_t n, size_t max)
 /* What the grants copied; lists past their bound are cut (the broker only
  * shows them). */
 static void
-monitor_wire_creds_encode(struct seqmsg *m, const struct credcopy_result *r)
+monitor_wire_creds_encode(struct seqmsg *m, const struct monitor_grants *r)
 {
 	size_t n = r != NULL ? r->ngrants : 0;
 
 	seqmsg_put_u32(m, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
-		const struct credcopy_applied *a = &r->grants[i];
+		const struct monitor_grant_applied *a = &r->grants[i];
 		size_t nskip = a->nskipped < MONITOR_WIRE_LIST_MAX ? a->nskipped :
 		    MONITOR_WIRE_LIST_MAX;
 
@@ -253,7 +283,7 @@ monitor_wire_get_list(struct seqmsg *m, char ***v, size_t *n)
 }
 
 static int
-monitor_wire_applied_decode(struct seqmsg *m, struct credcopy_applied *a)
+monitor_wire_applied_decode(struct seqmsg *m, struct monitor_grant_applied *a)
 {
 	const char *s, *reason;
 	uint32_t n;
@@ -277,28 +307,28 @@ monitor_wire_applied_decode(struct seqmsg *m, struct credcopy_applied *a)
 
 /* The grants' result into *OUT (NULL when there were none). */
 static int
-monitor_wire_creds_decode(struct seqmsg *m, struct credcopy_result **out)
+monitor_wire_creds_decode(struct seqmsg *m, struct monitor_grants **out)
 {
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 	uint32_t n;
 
 	*out = NULL;
-	if (seqmsg_get_u32(m, &n) == -1 || n > MONITOR_GRANTS_MAX + 1)
+	if (seqmsg_get_u32(m, &n) == -1 || n > CORRAL_GRANTS_MAX + 1)
 		return monitor_wire_bad();
 	r = xcalloc(1, sizeof(*r));
 	r->grants = xcalloc(n + 1, sizeof(*r->grants));
 	for (; r->ngrants < n; r->ngrants++)
 		if (monitor_wire_applied_decode(m, &r->grants[r->ngrants]) == -1) {
 			r->ngrants++;
-			credcopy_result_free(r);
+			monitor_grants_free(r);
 			return -1;
 		}
 	if (monitor_wire_get_list(m, &r->env, &r->nenv) == -1) {
-		credcopy_result_free(r);
+		monitor_grants_free(r);
 		return -1;
 	}
 	if (n == 0)
-		credcopy_result_free(r);
+		monitor_grants_free(r);
 	else
 		*out = r;
 	return 0;
@@ -307,7 +337,7 @@ monitor_wire_creds_decode(struct seqmsg *m, struct credcopy_result **out)
 void
 monitor_wire_built_encode(struct seqmsg *m, const struct monitor_built *b)
 {
-	seqmsg_init(m, (enum initproto_type)MONITOR_BUILT);
+	seqmsg_init(m, MONITOR_BUILT);
 	seqmsg_put_u32(m, (uint32_t)b->init_pid);
 	seqmsg_put_u32(m, b->gateway.s_addr);
 	seqmsg_put_u32(m, b->address.s_addr);
@@ -382,7 +412,7 @@ monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b)
 	    monitor_wire_creds_decode(m, &b->creds) == -1 ||
 	    seqmsg_get_end(m, MONITOR_WIRE_BUILT_FDS) == -1 ||
 	    monitor_wire_copy(b->home, sizeof(b->home), home) == -1) {
-		credcopy_result_free(b->creds);
+		monitor_grants_free(b->creds);
 		b->creds = NULL;
 		return monitor_wire_bad();
 	}
@@ -399,7 +429,7 @@ void
 monitor_wire_text_encode(struct seqmsg *m, enum monitor_wire_type type, const char *text,
     int fd)
 {
-	seqmsg_init(m, (enum initproto_type)type);
+	seqmsg_init(m, type);
 	seqmsg_put_str(m, text);
 	if (fd != -1)
 		seqmsg_put_fd(m, fd);
@@ -421,7 +451,7 @@ void
 monitor_wire_list_encode(struct seqmsg *m, enum monitor_wire_type type, uint32_t count,
     const char *const *texts, size_t n)
 {
-	seqmsg_init(m, (enum initproto_type)type);
+	seqmsg_init(m, type);
 	seqmsg_put_u32(m, count);
 	seqmsg_put_u32(m, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
@@ -449,7 +479,7 @@ monitor_wire_list_decode(struct seqmsg *m, enum monitor_wire_type type, size_t m
 void
 monitor_wire_owned_encode(struct seqmsg *m, uid_t uid, gid_t gid)
 {
-	seqmsg_init(m, (enum initproto_type)MONITOR_OWNED);
+	seqmsg_init(m, MONITOR_OWNED);
 	seqmsg_put_u32(m, uid);
 	seqmsg_put_u32(m, gid);
 }

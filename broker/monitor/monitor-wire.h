@@ -22,15 +22,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/initproto.h"
-#include "broker/monitor/privop.h"
+#include <netinet/in.h>
 
-#define MONITOR_WIRE_ROOTS_MAX 32       /* roots of one sandbox */
+#include "common/limits.h"
+#include "common/seqmsg.h"
+
 #define MONITOR_WIRE_LIVE_MAX 4096      /* live names in one REAP */
 #define MONITOR_WIRE_REAPED_MAX 256     /* removals listed in one REAPED (all are counted) */
 #define MONITOR_WIRE_TEXT_MAX 512       /* a reason */
 #define MONITOR_WIRE_LIST_MAX 64        /* hosts, files, skips, env entries of one grant's report */
 #define MONITOR_WIRE_BUILT_FDS 6        /* channel, diag, connect, transparent, dns udp, dns tcp */
+
+#define MONITOR_INSTANCE_MAX_BYTES 33   /* "i" and hex of the state folder's hash */
+#define MONITOR_MISSING_MAX 8           /* layers a sandbox may lack, listed */
+#define MONITOR_HOME_MAX_BYTES 4096     /* a sandbox's HOME path */
+#define MONITOR_SLOTS_MAX 16384         /* /30s of a /16 pool: CREATE names one */
 
 enum monitor_wire_type {
 	MONITOR_HELLO = 64,
@@ -47,6 +53,88 @@ enum monitor_wire_type {
 	MONITOR_FIREWALL_IS,
 };
 
+/* One of the caller's folders, shown at its own path. */
+struct monitor_root {
+	const char *path;               /* absolute, without symlinks, ".", ".." or "//" */
+	bool read_only;
+};
+
+/* A sandbox to build; the broker validated it (names, roots, run_as). The
+ * monitor takes the caller's identity from CALLER_FD (the client's own
+ * connection, handed over), never from the broker's word. */
+struct monitor_create {
+	int caller_fd;                  /* the client's socket (not owned) */
+	const char *name;
+	uid_t uid;                      /* run_as, never 0 */
+	gid_t gid;
+	uid_t caller_uid;               /* the roots are opened with the caller's rights: */
+	gid_t caller_gid;               /* the monitor fills these four from caller_fd */
+	const gid_t *caller_groups;
+	size_t n_caller_groups;
+	const struct monitor_root *roots;
+	size_t n_roots;
+	const char *workdir;            /* NULL: the first writable root */
+	unsigned slot;                  /* its /30 in the pool */
+	uint64_t pids;                  /* limits, 0: none */
+	uint64_t memory_bytes;
+	uint32_t cpu_milli;
+	bool hard_requirement;          /* refuse when a layer is missing */
+	const char *grant_home;         /* where grants are copied from (opened as the caller) */
+	const char *const *grants;      /* grant names (built-in or the config's) */
+	size_t n_grants;
+};
+
+/* A path a grant did not copy, and why. */
+struct monitor_grant_skip {
+	char *path;                     /* relative to the home */
+	char *reason;
+};
+
+/* One grant as the monitor applied it. */
+struct monitor_grant_applied {
+	char *name;
+	char **hosts;                   /* "host:port" */
+	size_t nhosts;
+	char **copied;                  /* files, relative to the home */
+	size_t ncopied;
+	struct monitor_grant_skip *skipped;
+	size_t nskipped;
+};
+
+/* What the grants gave a sandbox. */
+struct monitor_grants {
+	struct monitor_grant_applied *grants;   /* in the request's order, then "gitconfig" */
+	size_t ngrants;
+	char **env;                             /* "NAME=VALUE" for every command */
+	size_t nenv;
+};
+
+/* What a built sandbox is, for the broker. */
+struct monitor_built {
+	pid_t init_pid;
+	int channel_fd;                 /* the exec channel (the broker owns it) */
+	int diag_fd;                    /* NETLINK_SOCK_DIAG in its network namespace (owned) */
+	int map_fd;                     /* the identification map (the monitor's; -1: none) */
+	int connect_fd;                 /* listening on the gateway's CONNECT port (owned) */
+	int transparent_fd;             /* ... its transparent port (owned) */
+	int dns_udp_fd, dns_tcp_fd;     /* ... its DNS port, UDP bound and TCP listening (owned) */
+	struct in_addr gateway;         /* the host end, the proxy's address */
+	struct in_addr address;         /* the sandbox end */
+	char home[MONITOR_HOME_MAX_BYTES];      /* its private HOME */
+	int landlock_abi;
+	bool seccomp;
+	const char *missing[MONITOR_MISSING_MAX];       /* layers not in force */
+	size_t n_missing;
+	const char *limit_source[3];    /* pids, memory, cpu: "v2", "v1", "none" */
+	char text_store[512];           /* the texts above, when decoded from the monitor */
+	struct monitor_grants *creds;   /* what the grants copied (owned), or NULL */
+};
+
+/* Closes the descriptors of B that are still open. */
+void monitor_built_close(struct monitor_built *b);
+/* Frees G; NULL is fine. */
+void monitor_grants_free(struct monitor_grants *g);
+
 /* What the monitor says once it is set up. */
 struct monitor_hello {
 	bool sandboxes;                 /* sandboxes can be built */
@@ -62,8 +150,8 @@ struct monitor_hello {
  * req.caller_fd. */
 struct monitor_wire_create {
 	struct monitor_create req;
-	struct spawn_root roots[MONITOR_WIRE_ROOTS_MAX];
-	const char *grants[MONITOR_GRANTS_MAX];
+	struct monitor_root roots[CORRAL_ROOTS_MAX];
+	const char *grants[CORRAL_GRANTS_MAX];
 };
 
 /* A decoded REAPED. */
@@ -84,7 +172,7 @@ int monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out
 /* BUILT carries B's descriptors (attached, not owned). */
 void monitor_wire_built_encode(struct seqmsg *m, const struct monitor_built *b);
 /* Takes the descriptors into B; its texts are copied into B, the grants'
- * result allocated (B->creds: credcopy_result_free it). */
+ * result allocated (B->creds: monitor_grants_free it). */
 int monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b);
 
 /* A message of TYPE holding one text (FAILED, DESTROY, DONE with "" on

@@ -1,6 +1,6 @@
 /* The monitor's closed list of privileged operations: set up (fence,
  * cgroups, identification), build a sandbox, tear one down, reap. Each
- * says why it is safe where it acts as root. */
+ * says why it is safe where it acts as root; see privop.h. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -17,55 +17,56 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "broker/monitor/bpfload.h"
 #include "broker/monitor/cgroup.h"
 #include "broker/monitor/credcopy.h"
 #include "broker/monitor/fwcheck.h"
 #include "broker/monitor/fence.h"
 #include "broker/monitor/privop.h"
+#include "broker/monitor/spawn.h"
 #include "broker/monitor/netlink.h"
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/xmalloc.h"
-#include "egress-proxy/identify.h"
 #include "policy/name.h"
 
-#define MONITOR_GROUP_BASE 0x63000000u  /* interface groups: "c" and 24 bits of the instance */
-#define MONITOR_HOME_MODE 0700
-#define MONITOR_IFNAME_PREFIX "crs"       /* crs<slot>h, crs<slot>s */
-#define MONITOR_DIR_MODE 0711           /* others may pass through to their own home, not list */
+#define PRIVOP_GROUP_BASE 0x63000000u  /* interface groups: "c" and 24 bits of the instance */
+#define PRIVOP_HOME_MODE 0700
+#define PRIVOP_IFNAME_PREFIX "crs"       /* crs<slot>h, crs<slot>s */
+#define PRIVOP_DIR_MODE 0711           /* others may pass through to their own home, not list */
 
 /* What the monitor keeps of one sandbox. */
-struct monitor_sandbox {
+struct privop_sandbox {
 	char name[64];
 	char gateway[INET_ADDRSTRLEN];  /* spawn reads it again when corral-init is ready */
 	struct cgroup_sandbox *cg;
 	struct spawn *sp;
-	struct identify_attachment *watch;
-	struct monitor_sandbox *next;
+	struct bpfload_attachment *watch;
+	struct privop_sandbox *next;
 };
 
-struct monitor {
-	struct monitor_config cfg;
+struct privop {
+	struct monitor_setup cfg;           /* grants point into the configuration */
 	char *state_dir;
 	char *init_path;
 	char *runtime_dir;
 	char *sandboxes_dir;            /* <state>/sandboxes: the homes (for messages) */
 	int sandboxes_fd;               /* it, opened once: <state> is the broker's, so
 	                                 * no path through it is trusted afterwards */
-	struct identify_attachment *host_watch;  /* host_proxy.cgroup, when watched */
+	struct bpfload_attachment *host_watch;  /* host_proxy.cgroup, when watched */
 	char instance[MONITOR_INSTANCE_MAX_BYTES];
 	uint32_t group;                 /* the interface group of this instance's veths */
 	int self_netns;                 /* to come back after work in a sandbox's */
 	struct cgroup_host cgh;
 	struct fence *fence;
-	struct identify_bpf *bpf;       /* NULL: binaries cannot be identified */
-	struct monitor_sandbox *sandboxes;
+	struct bpfload *bpf;            /* NULL: binaries cannot be identified */
+	struct privop_sandbox *sandboxes;
 };
 
 /* FNV-1a: the instance id is a stable short name of the state folder, so a
  * test daemon and the real one never touch each other's objects. */
 static uint32_t
-monitor_hash(const char *s)
+privop_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
 
@@ -75,10 +76,10 @@ monitor_hash(const char *s)
 }
 
 static void
-monitor_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+privop_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
-monitor_fail(char **err, const char *fmt, ...)
+privop_fail(char **err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -93,9 +94,9 @@ monitor_fail(char **err, const char *fmt, ...)
 
 /* Takes over a reason a module allocated, prefixed with what was being done. */
 static void
-monitor_fail_with(char **err, const char *what, char *why)
+privop_fail_with(char **err, const char *what, char *why)
 {
-	monitor_fail(err, "%s: %s", what, why != NULL ? why : "failed");
+	privop_fail(err, "%s: %s", what, why != NULL ? why : "failed");
 	free(why);
 }
 
@@ -103,145 +104,146 @@ monitor_fail_with(char **err, const char *what, char *why)
  * <state> belongs to the broker's user, who could put anything there:
  * whatever is at that name must be root's own folder, else refused. */
 static int
-monitor_setup_dirs(struct monitor *m, char **err)
+privop_setup_dirs(struct privop *p, char **err)
 {
 	struct stat st;
 	int state;
 
-	xasprintf(&m->sandboxes_dir, "%s/sandboxes", m->state_dir);
-	state = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (state == -1 || (mkdirat(state, "sandboxes", MONITOR_DIR_MODE) == -1 &&
-	    errno != EEXIST) || (m->sandboxes_fd = openat(state, "sandboxes",
+	xasprintf(&p->sandboxes_dir, "%s/sandboxes", p->state_dir);
+	state = open(p->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (state == -1 || (mkdirat(state, "sandboxes", PRIVOP_DIR_MODE) == -1 &&
+	    errno != EEXIST) || (p->sandboxes_fd = openat(state, "sandboxes",
 	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-	    fstat(m->sandboxes_fd, &st) == -1) {
-		monitor_fail(err, "cannot open %s: %s", m->sandboxes_dir, strerror(errno));
+	    fstat(p->sandboxes_fd, &st) == -1) {
+		privop_fail(err, "cannot open %s: %s", p->sandboxes_dir, strerror(errno));
 		if (state != -1)
 			close(state);
 		return -1;
 	}
 	close(state);
-	if (st.st_uid != 0 || fchmod(m->sandboxes_fd, MONITOR_DIR_MODE) == -1) {
-		monitor_fail(err, "%s is not root's own folder; remove it", m->sandboxes_dir);
+	if (st.st_uid != 0 || fchmod(p->sandboxes_fd, PRIVOP_DIR_MODE) == -1) {
+		privop_fail(err, "%s is not root's own folder; remove it", p->sandboxes_dir);
 		return -1;
 	}
 	return 0;
 }
 
 static int
-monitor_setup_fence(struct monitor *m, char **err)
+privop_setup_fence(struct privop *p, char **err)
 {
-	struct fence_ports ports = { m->cfg.connect_port, m->cfg.dns_port,
-	    m->cfg.transparent_port };
+	struct fence_ports ports = { GATEWAY_CONNECT_PORT, GATEWAY_DNS_PORT,
+	    GATEWAY_TRANSPARENT_PORT };
 
-	if ((m->fence = fence_new(m->instance)) == NULL) {
-		monitor_fail(err, "fence: %s", strerror(errno));
+	if ((p->fence = fence_new(p->instance)) == NULL) {
+		privop_fail(err, "fence: %s", strerror(errno));
 		return -1;
 	}
-	if (fence_install(m->fence, m->group, &ports) == -1) {
-		monitor_fail(err, "fence: %s", fence_reason(m->fence));
+	if (fence_install(p->fence, p->group, &ports) == -1) {
+		privop_fail(err, "fence: %s", fence_reason(p->fence));
 		return -1;
 	}
 	return 0;
 }
 
-struct monitor *
-monitor_new(const struct monitor_config *cfg, char **err)
+struct privop *
+privop_new(const struct monitor_setup *cfg, char **err)
 {
-	struct monitor *m = xcalloc(1, sizeof(*m));
+	struct privop *p = xcalloc(1, sizeof(*p));
 	char *why = NULL;
 	uint32_t h;
 
-	m->cfg = *cfg;
-	m->state_dir = xstrdup(cfg->state_dir);
-	m->init_path = xstrdup(cfg->init_path);
-	m->runtime_dir = cfg->runtime_dir != NULL ? xstrdup(cfg->runtime_dir) : NULL;
-	h = monitor_hash(m->state_dir);
-	snprintf(m->instance, sizeof(m->instance), "i%08x", h);
-	m->group = MONITOR_GROUP_BASE | (h & 0xffffff);
-	m->sandboxes_fd = -1;
-	m->self_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (m->self_netns == -1 || monitor_setup_dirs(m, err) == -1)
+	p->cfg = *cfg;
+	p->state_dir = xstrdup(cfg->state_dir);
+	p->init_path = xstrdup(cfg->init_path);
+	p->runtime_dir = cfg->runtime_dir != NULL ? xstrdup(cfg->runtime_dir) : NULL;
+	h = privop_hash(p->state_dir);
+	snprintf(p->instance, sizeof(p->instance), "i%08x", h);
+	p->group = PRIVOP_GROUP_BASE | (h & 0xffffff);
+	p->sandboxes_fd = -1;
+	p->self_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (p->self_netns == -1 || privop_setup_dirs(p, err) == -1)
 		goto fail;
-	if (cgroup_host_discover(&m->cgh, &why) == -1) {
-		monitor_fail_with(err, "cgroups", why);
+	if (cgroup_host_discover(&p->cgh, &why) == -1) {
+		privop_fail_with(err, "cgroups", why);
 		goto fail;
 	}
-	if (monitor_setup_fence(m, err) == -1)
+	if (privop_setup_fence(p, err) == -1)
 		goto fail;
 	/* Without the program, binary-scoped entries refuse (fail closed). */
-	if (identify_load(&m->bpf) != IDENTIFY_OK) {
+	if ((p->bpf = bpfload_open()) == NULL) {
 		log_warnx("identification unavailable: binary-scoped policy entries will refuse");
-		m->bpf = NULL;
+		p->bpf = NULL;
 	}
-	return m;
+	return p;
 fail:
-	monitor_free(m);
+	privop_free(p);
 	return NULL;
 }
 
 void
-monitor_free(struct monitor *m)
+privop_free(struct privop *p)
 {
-	if (m == NULL)
+	if (p == NULL)
 		return;
-	while (m->sandboxes != NULL)
-		monitor_destroy(m, m->sandboxes->name, NULL);
+	while (p->sandboxes != NULL)
+		privop_destroy(p, p->sandboxes->name, NULL);
 	/* This instance's cgroup roots go too: a stopped daemon leaves nothing. */
-	if (m->cgh.v2.base[0] != '\0')
-		cgroup_instance_remove(&m->cgh, m->instance, NULL);
-	if (m->fence != NULL) {
-		fence_remove(m->fence);
-		fence_free(m->fence);
+	if (p->cgh.v2.base[0] != '\0')
+		cgroup_instance_remove(&p->cgh, p->instance, NULL);
+	if (p->fence != NULL) {
+		fence_remove(p->fence);
+		fence_free(p->fence);
 	}
-	identify_detach(m->host_watch);
-	identify_unload(m->bpf);
-	if (m->self_netns != -1)
-		close(m->self_netns);
-	if (m->sandboxes_fd != -1)
-		close(m->sandboxes_fd);
-	free(m->state_dir);
-	free(m->init_path);
-	free(m->runtime_dir);
-	free(m->sandboxes_dir);
-	free(m);
+	bpfload_detach(p->host_watch);
+	bpfload_close(p->bpf);
+	if (p->self_netns != -1)
+		close(p->self_netns);
+	if (p->sandboxes_fd != -1)
+		close(p->sandboxes_fd);
+	free(p->state_dir);
+	free(p->init_path);
+	free(p->runtime_dir);
+	free(p->sandboxes_dir);
+	free(p);
 }
 
 int
-monitor_watch_host(struct monitor *m, const char *cgroup_path, char **err)
+privop_watch_host(struct privop *p, const char *cgroup_path, char **err)
 {
-	enum identify_err e;
-	int cg;
+	int cg, saved;
 
-	if (m->bpf == NULL) {
-		monitor_fail(err, "the identification program is not loaded");
+	if (p->bpf == NULL) {
+		privop_fail(err, "the identification program is not loaded");
 		return -1;
 	}
 	/* The operator's config names it; opened without following a link. */
 	if ((cg = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		monitor_fail(err, "%s: %s", cgroup_path, strerror(errno));
+		privop_fail(err, "%s: %s", cgroup_path, strerror(errno));
 		return -1;
 	}
-	e = identify_attach(m->bpf, cg, &m->host_watch);
+	p->host_watch = bpfload_attach(p->bpf, cg);
+	saved = errno;
 	close(cg);
-	if (e != IDENTIFY_OK) {
-		monitor_fail(err, "%s: %s", cgroup_path, identify_strerror(e));
+	if (p->host_watch == NULL) {
+		privop_fail(err, "%s: the identification program cannot watch it: %s",
+		    cgroup_path, strerror(saved));
 		return -1;
 	}
 	return 0;
 }
 
 void
-monitor_firewall(struct monitor *m, char *line, size_t size)
+privop_firewall(struct privop *p, char *line, size_t size)
 {
 	struct fwcheck_target t = {
-		.pool_addr = ntohl(m->cfg.pool.s_addr), .pool_prefix = m->cfg.pool_prefix,
-		.tcp_ports = { m->cfg.connect_port, m->cfg.transparent_port, m->cfg.dns_port },
-		.n_tcp_ports = 3, .udp_ports = { m->cfg.dns_port }, .n_udp_ports = 1,
-		.ifname_prefix = MONITOR_IFNAME_PREFIX, .ifgroup = m->group,
+		.pool_addr = ntohl(p->cfg.pool.s_addr), .pool_prefix = p->cfg.pool_prefix,
+		.tcp_ports = { GATEWAY_CONNECT_PORT, GATEWAY_TRANSPARENT_PORT, GATEWAY_DNS_PORT },
+		.n_tcp_ports = 3, .udp_ports = { GATEWAY_DNS_PORT }, .n_udp_ports = 1,
+		.ifname_prefix = PRIVOP_IFNAME_PREFIX, .ifgroup = p->group,
 	};
 	struct fwcheck_result r;
 
-	t.own_table = fence_table(m->fence);
+	t.own_table = fence_table(p->fence);
 	fwcheck_run(&t, &r);
 	if (r.verdict == FWCHECK_OK)
 		snprintf(line, size, "%s", fwcheck_verdict_name(r.verdict));
@@ -250,24 +252,24 @@ monitor_firewall(struct monitor *m, char *line, size_t size)
 }
 
 int
-monitor_map_fd(const struct monitor *m)
+privop_map_fd(const struct privop *p)
 {
-	return m->bpf != NULL ? identify_map_fd(m->bpf) : -1;
+	return p->bpf != NULL ? bpfload_map_fd(p->bpf) : -1;
 }
 
 const char *
-monitor_instance(const struct monitor *m)
+privop_instance(const struct privop *p)
 {
-	return m->instance;
+	return p->instance;
 }
 
 /* The two /30 addresses of SLOT: .1 the gateway, .2 the sandbox. */
 static int
-monitor_slot_addresses(const struct monitor *m, unsigned slot, struct in_addr *gw,
+privop_slot_addresses(const struct privop *p, unsigned slot, struct in_addr *gw,
     struct in_addr *sb)
 {
-	uint32_t base = ntohl(m->cfg.pool.s_addr);
-	uint32_t slots = m->cfg.pool_prefix >= 30 ? 1 : 1u << (30 - m->cfg.pool_prefix);
+	uint32_t base = ntohl(p->cfg.pool.s_addr);
+	uint32_t slots = p->cfg.pool_prefix >= 30 ? 1 : 1u << (30 - p->cfg.pool_prefix);
 
 	if (slot >= slots || slot >= MONITOR_SLOTS_MAX)
 		return -1;
@@ -276,11 +278,11 @@ monitor_slot_addresses(const struct monitor *m, unsigned slot, struct in_addr *g
 	return 0;
 }
 
-static void monitor_remove_home(struct monitor *m, const char *name);
+static void privop_remove_home(struct privop *p, const char *name);
 
 /* Makes folder NAME in DIRFD (MODE) and opens it, never through a link. */
 static int
-monitor_mkdir_open(int dirfd, const char *name, mode_t mode)
+privop_mkdir_open(int dirfd, const char *name, mode_t mode)
 {
 	int fd;
 
@@ -298,22 +300,22 @@ monitor_mkdir_open(int dirfd, const char *name, mode_t mode)
  * in *HOME_FD. The folders above it are root's: run_as cannot swap them
  * for links. */
 static int
-monitor_make_home(struct monitor *m, const struct monitor_create *req, char *home,
+privop_make_home(struct privop *p, const struct monitor_create *req, char *home,
     size_t size, int *home_fd, char **err)
 {
 	int dir;
 
-	if (snprintf(home, size, "%s/%s/home", m->sandboxes_dir, req->name) >= (int)size) {
-		monitor_fail(err, "the state folder's path is too long");
+	if (snprintf(home, size, "%s/%s/home", p->sandboxes_dir, req->name) >= (int)size) {
+		privop_fail(err, "the state folder's path is too long");
 		return -1;
 	}
 	/* Whatever an earlier sandbox of that name left goes first: a home
 	 * is never handed on. */
-	monitor_remove_home(m, req->name);
-	if ((dir = monitor_mkdir_open(m->sandboxes_fd, req->name, MONITOR_DIR_MODE)) == -1 ||
-	    (*home_fd = monitor_mkdir_open(dir, "home", MONITOR_HOME_MODE)) == -1 ||
+	privop_remove_home(p, req->name);
+	if ((dir = privop_mkdir_open(p->sandboxes_fd, req->name, PRIVOP_DIR_MODE)) == -1 ||
+	    (*home_fd = privop_mkdir_open(dir, "home", PRIVOP_HOME_MODE)) == -1 ||
 	    fchown(*home_fd, req->uid, req->gid) == -1) {
-		monitor_fail(err, "cannot make the sandbox's home %s: %s", home, strerror(errno));
+		privop_fail(err, "cannot make the sandbox's home %s: %s", home, strerror(errno));
 		if (dir != -1)
 			close(dir);
 		return -1;
@@ -325,7 +327,7 @@ monitor_make_home(struct monitor *m, const struct monitor_create *req, char *hom
 /* Removes what is inside DIRFD without following any link: a sandbox's
  * user controls these files, so nothing here may lead out of them. */
 static void
-monitor_empty_dir(int dirfd)
+privop_empty_dir(int dirfd)
 {
 	DIR *d = fdopendir(dup(dirfd));
 	struct dirent *de;
@@ -341,7 +343,7 @@ monitor_empty_dir(int dirfd)
 			continue;
 		if (S_ISDIR(st.st_mode) && (sub = openat(dirfd, de->d_name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
-			monitor_empty_dir(sub);
+			privop_empty_dir(sub);
 			close(sub);
 			unlinkat(dirfd, de->d_name, AT_REMOVEDIR);
 		} else {
@@ -354,7 +356,7 @@ monitor_empty_dir(int dirfd)
 /* Empties HOME (a sandbox's, in DIRFD) as its owner: the copies of
  * credentials are the sandbox user's files, deleted with its rights. */
 static void
-monitor_clear_home(int dirfd)
+privop_clear_home(int dirfd)
 {
 	int home = openat(dirfd, "home", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
@@ -372,21 +374,21 @@ monitor_clear_home(int dirfd)
 
 /* Deletes <state>/sandboxes/NAME and all it holds. */
 static void
-monitor_remove_home(struct monitor *m, const char *name)
+privop_remove_home(struct privop *p, const char *name)
 {
-	int sub = openat(m->sandboxes_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int sub = openat(p->sandboxes_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (sub != -1) {
-		monitor_clear_home(sub);
-		monitor_empty_dir(sub);
+		privop_clear_home(sub);
+		privop_empty_dir(sub);
 		close(sub);
-		unlinkat(m->sandboxes_fd, name, AT_REMOVEDIR);
+		unlinkat(p->sandboxes_fd, name, AT_REMOVEDIR);
 	}
 }
 
 /* Runs FN with the calling thread in the network namespace NETNS_FD. */
 static int
-monitor_in_netns(struct monitor *m, int netns_fd, int (*fn)(void))
+privop_in_netns(struct privop *p, int netns_fd, int (*fn)(void))
 {
 	int r, saved;
 
@@ -395,7 +397,7 @@ monitor_in_netns(struct monitor *m, int netns_fd, int (*fn)(void))
 	r = fn();
 	saved = errno;
 	/* Failing to come back would leave root in a sandbox's network. */
-	if (setns(m->self_netns, CLONE_NEWNET) == -1)
+	if (setns(p->self_netns, CLONE_NEWNET) == -1)
 		fatal("cannot return to corrald's network namespace");
 	errno = saved;
 	return r;
@@ -405,16 +407,16 @@ monitor_in_netns(struct monitor *m, int netns_fd, int (*fn)(void))
  * the group), sandbox end in NETNS with its address and default route.
  * IPv6 off on both ends only: ::1 stays for local dev servers. */
 static int
-monitor_wire(struct monitor *m, unsigned slot, int netns, struct in_addr gw,
+privop_wire(struct privop *p, unsigned slot, int netns, struct in_addr gw,
     struct in_addr sb, char **err)
 {
 	char host[IF_NAMESIZE], peer[IF_NAMESIZE];
 	struct nl *nl = nl_open(), *in = NULL;
 	int hidx, pidx, rc = -1;
 
-	snprintf(host, sizeof(host), MONITOR_IFNAME_PREFIX "%uh", slot);
-	snprintf(peer, sizeof(peer), MONITOR_IFNAME_PREFIX "%us", slot);
-	if (nl == NULL || nl_veth_create(nl, host, peer, netns, m->group, &hidx) == -1 ||
+	snprintf(host, sizeof(host), PRIVOP_IFNAME_PREFIX "%uh", slot);
+	snprintf(peer, sizeof(peer), PRIVOP_IFNAME_PREFIX "%us", slot);
+	if (nl == NULL || nl_veth_create(nl, host, peer, netns, p->group, &hidx) == -1 ||
 	    nl_ipv6_disable(-1, host) == -1 || nl_addr_add(nl, hidx, AF_INET, &gw, 30) == -1 ||
 	    nl_link_up(nl, hidx) == -1)
 		goto out;
@@ -426,25 +428,25 @@ monitor_wire(struct monitor *m, unsigned slot, int netns, struct in_addr gw,
 	rc = 0;
 out:
 	if (rc == -1)
-		monitor_fail(err, "network: %s", in != NULL ? nl_reason(in) :
+		privop_fail(err, "network: %s", in != NULL ? nl_reason(in) :
 		    nl != NULL ? nl_reason(nl) : strerror(errno));
 	nl_close(in);
 	nl_close(nl);
 	return rc;
 }
 
-static struct monitor_sandbox *
-monitor_find(struct monitor *m, const char *name)
+static struct privop_sandbox *
+privop_find(struct privop *p, const char *name)
 {
-	for (struct monitor_sandbox *s = m->sandboxes; s != NULL; s = s->next)
+	for (struct privop_sandbox *s = p->sandboxes; s != NULL; s = s->next)
 		if (strcmp(s->name, name) == 0)
 			return s;
 	return NULL;
 }
 
-/* Undoes what monitor_create built of S, and forgets it. */
+/* Undoes what privop_create built of S, and forgets it. */
 static void
-monitor_sandbox_free(struct monitor *m, struct monitor_sandbox *s)
+privop_sandbox_free(struct privop *p, struct privop_sandbox *s)
 {
 	char *why = NULL;
 
@@ -452,16 +454,16 @@ monitor_sandbox_free(struct monitor *m, struct monitor_sandbox *s)
 		log_error("%s: %s: %s", __func__, s->name, why);
 		free(why);
 	}
-	identify_detach(s->watch);
+	bpfload_detach(s->watch);
 	spawn_free(s->sp);
 	cgroup_sandbox_free(s->cg);
-	monitor_remove_home(m, s->name);
+	privop_remove_home(p, s->name);
 	free(s);
 }
 
 /* Fills the facts of OUT that decide enforcement, and says what is missing. */
 static void
-monitor_layers_of(struct monitor *m, struct monitor_sandbox *s, struct monitor_built *out)
+privop_layers_of(struct privop *p, struct privop_sandbox *s, struct monitor_built *out)
 {
 	out->landlock_abi = spawn_landlock_abi(s->sp);
 	out->seccomp = spawn_seccomp(s->sp);
@@ -471,7 +473,7 @@ monitor_layers_of(struct monitor *m, struct monitor_sandbox *s, struct monitor_b
 		    "Landlock ABI 6 (scopes)";
 	if (!out->seccomp)
 		out->missing[out->n_missing++] = "seccomp";
-	if (fence_present(m->fence) != 1)
+	if (fence_present(p->fence) != 1)
 		out->missing[out->n_missing++] = "nftables fence";
 	if (cgroup_sandbox_v2_fd(s->cg) == -1)
 		out->missing[out->n_missing++] = "cgroup v2 tracking";
@@ -483,7 +485,7 @@ monitor_layers_of(struct monitor *m, struct monitor_sandbox *s, struct monitor_b
 /* Opens REQ's grant home as the caller: a non-root caller may only name
  * its own (DESIGN section 9). -1 with the reason in *ERR. */
 static int
-monitor_grant_home(const struct monitor_create *req, char **err)
+privop_grant_home(const struct monitor_create *req, char **err)
 {
 	struct stat st;
 	char *why = NULL;
@@ -492,11 +494,11 @@ monitor_grant_home(const struct monitor_create *req, char **err)
 	fd = spawn_open_dir_as(req->caller_uid, req->caller_gid, req->caller_groups,
 	    req->n_caller_groups, req->grant_home, &why);
 	if (fd == -1) {
-		monitor_fail_with(err, "--home", why);
+		privop_fail_with(err, "--home", why);
 		return -1;
 	}
 	if (req->caller_uid != 0 && (fstat(fd, &st) == -1 || st.st_uid != req->caller_uid)) {
-		monitor_fail(err, "--home %s is not yours: grants copy only from your own home",
+		privop_fail(err, "--home %s is not yours: grants copy only from your own home",
 		    req->grant_home);
 		close(fd);
 		return -1;
@@ -506,10 +508,10 @@ monitor_grant_home(const struct monitor_create *req, char **err)
 
 /* Copies REQ's grants into HOME_FD as run_as (broker/monitor/credcopy.c). */
 static int
-monitor_grants(struct monitor *m, const struct monitor_create *req, int home_fd,
+privop_grants(struct privop *p, const struct monitor_create *req, int home_fd,
     struct monitor_built *out, char **err)
 {
-	struct credcopy_grant grants[MONITOR_GRANTS_MAX];
+	struct grant grants[CORRAL_GRANTS_MAX];
 	struct credcopy_spec spec = { .uid = req->uid, .gid = req->gid, .dst_home_fd = home_fd,
 	    .dst_home_path = out->home, .grants = grants, .ngrants = req->n_grants };
 	char *why = NULL;
@@ -517,31 +519,30 @@ monitor_grants(struct monitor *m, const struct monitor_create *req, int home_fd,
 
 	if (req->n_grants == 0)
 		return 0;
-	if (req->n_grants > MONITOR_GRANTS_MAX || req->grant_home == NULL) {
-		monitor_fail(err, "refused: at most %d grants, and a home to copy them from",
-		    MONITOR_GRANTS_MAX);
+	if (req->n_grants > CORRAL_GRANTS_MAX || req->grant_home == NULL) {
+		privop_fail(err, "refused: at most %d grants, and a home to copy them from",
+		    CORRAL_GRANTS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < req->n_grants; i++)
-		if (credcopy_grant_find(req->grants[i], m->cfg.credentials, m->cfg.ncredentials,
-		    &grants[i], &why) == -1) {
-			monitor_fail_with(err, "grant", why);
+		if (grant_find(req->grants[i], p->cfg.grants, p->cfg.ngrants, &grants[i]) == -1) {
+			privop_fail(err, "refused: unknown grant '%s'", req->grants[i]);
 			return -1;
 		}
-	if ((spec.src_home_fd = monitor_grant_home(req, err)) == -1)
+	if ((spec.src_home_fd = privop_grant_home(req, err)) == -1)
 		return -1;
 	if (credcopy_copy(&spec, &out->creds, &why) == 0)
 		rc = 0;
 	else
-		monitor_fail_with(err, "grants", why);
+		privop_fail_with(err, "grants", why);
 	close(spec.src_home_fd);
 	return rc;
 }
 
 /* Starts corral-init for REQ in fresh namespaces, inside S's cgroups. */
 static int
-monitor_start_init(struct monitor *m, const struct monitor_create *req,
-    struct monitor_sandbox *s, struct monitor_built *out, int home_fd, char **err)
+privop_start_init(struct privop *p, const struct monitor_create *req,
+    struct privop_sandbox *s, struct monitor_built *out, int home_fd, char **err)
 {
 	char *gateway = s->gateway, *why = NULL;
 	struct spawn_spec spec = {
@@ -549,19 +550,19 @@ monitor_start_init(struct monitor *m, const struct monitor_create *req,
 		.caller_uid = req->caller_uid, .caller_gid = req->caller_gid,
 		.caller_groups = req->caller_groups, .n_caller_groups = req->n_caller_groups,
 		.roots = req->roots, .n_roots = req->n_roots, .home = out->home, .home_fd = home_fd,
-		.workdir = req->workdir, .gateway = gateway, .runtime = m->runtime_dir,
-		.init_path = m->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
+		.workdir = req->workdir, .gateway = gateway, .runtime = p->runtime_dir,
+		.init_path = p->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
 	};
 
 	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));
 	if ((s->sp = spawn_start(&spec, &why)) == NULL) {
-		monitor_fail_with(err, "sandbox", why);
+		privop_fail_with(err, "sandbox", why);
 		return -1;
 	}
 	/* corral-init waits for its spec: it joins the v1 limits before
 	 * any workload can run. */
 	if (cgroup_sandbox_join(s->cg, spawn_pid(s->sp), &why) == -1) {
-		monitor_fail_with(err, "cgroups", why);
+		privop_fail_with(err, "cgroups", why);
 		return -1;
 	}
 	return 0;
@@ -570,50 +571,50 @@ monitor_start_init(struct monitor *m, const struct monitor_create *req,
 /* The sandbox's identification: the diag socket opened inside its network
  * namespace, the program watching its cgroup. */
 static int
-monitor_watch(struct monitor *m, struct monitor_sandbox *s, struct monitor_built *out,
+privop_watch(struct privop *p, struct privop_sandbox *s, struct monitor_built *out,
     char **err)
 {
 	out->map_fd = -1;
-	out->diag_fd = monitor_in_netns(m, spawn_netns_fd(s->sp), identify_diag_open);
+	out->diag_fd = privop_in_netns(p, spawn_netns_fd(s->sp), sock_diag_open);
 	if (out->diag_fd == -1) {
-		monitor_fail(err, "identification: %s", strerror(errno));
+		privop_fail(err, "identification: %s", strerror(errno));
 		return -1;
 	}
-	if (m->bpf == NULL)
+	if (p->bpf == NULL)
 		return 0;
-	if (identify_attach(m->bpf, cgroup_sandbox_v2_fd(s->cg), &s->watch) != IDENTIFY_OK) {
-		monitor_fail(err, "identification: cannot watch the sandbox's cgroup");
+	if ((s->watch = bpfload_attach(p->bpf, cgroup_sandbox_v2_fd(s->cg))) == NULL) {
+		privop_fail(err, "identification: cannot watch the sandbox's cgroup");
 		return -1;
 	}
-	out->map_fd = identify_map_fd(m->bpf);
+	out->map_fd = bpfload_map_fd(p->bpf);
 	return 0;
 }
 
 /* A socket of TYPE on the gateway's PORT: the broker serves it, but
  * binding the DNS port takes privilege. -1 with the reason in *ERR. */
 static int
-monitor_gateway_socket(struct in_addr gw, uint16_t port, int type, char **err)
+privop_gateway_socket(struct in_addr gw, uint16_t port, int type, char **err)
 {
 	struct sockaddr_in at = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr = gw };
 	int fd = sock_bind((struct sockaddr *)&at, sizeof(at), type);
 
 	if (fd == -1)
-		monitor_fail(err, "cannot listen on the sandbox's gateway port %u: %s",
+		privop_fail(err, "cannot listen on the sandbox's gateway port %u: %s",
 		    (unsigned)port, strerror(errno));
 	return fd;
 }
 
 /* The proxy's and the DNS stub's sockets on the sandbox's gateway. */
 static int
-monitor_listeners(struct monitor *m, struct monitor_built *out, char **err)
+privop_listeners(struct privop *p, struct monitor_built *out, char **err)
 {
-	if ((out->connect_fd = monitor_gateway_socket(out->gateway, m->cfg.connect_port,
+	if ((out->connect_fd = privop_gateway_socket(out->gateway, GATEWAY_CONNECT_PORT,
 	    SOCK_STREAM, err)) == -1 ||
-	    (out->transparent_fd = monitor_gateway_socket(out->gateway, m->cfg.transparent_port,
+	    (out->transparent_fd = privop_gateway_socket(out->gateway, GATEWAY_TRANSPARENT_PORT,
 	    SOCK_STREAM, err)) == -1 ||
-	    (out->dns_udp_fd = monitor_gateway_socket(out->gateway, m->cfg.dns_port,
+	    (out->dns_udp_fd = privop_gateway_socket(out->gateway, GATEWAY_DNS_PORT,
 	    SOCK_DGRAM, err)) == -1 ||
-	    (out->dns_tcp_fd = monitor_gateway_socket(out->gateway, m->cfg.dns_port,
+	    (out->dns_tcp_fd = privop_gateway_socket(out->gateway, GATEWAY_DNS_PORT,
 	    SOCK_STREAM, err)) == -1)
 		return -1;
 	return 0;
@@ -621,20 +622,20 @@ monitor_listeners(struct monitor *m, struct monitor_built *out, char **err)
 
 /* Lets corral-init build the sandbox and checks the layers it has. */
 static int
-monitor_finish(struct monitor *m, const struct monitor_create *req,
-    struct monitor_sandbox *s, struct monitor_built *out, char **err)
+privop_finish(struct privop *p, const struct monitor_create *req,
+    struct privop_sandbox *s, struct monitor_built *out, char **err)
 {
 	char *why = NULL;
 
 	if (spawn_ready(s->sp, SPAWN_READY_TIMEOUT_MS, &why) == -1) {
-		monitor_fail_with(err, "sandbox", why);
+		privop_fail_with(err, "sandbox", why);
 		return -1;
 	}
-	monitor_layers_of(m, s, out);
+	privop_layers_of(p, s, out);
 	/* Fail closed: under hard_requirement a missing layer is a refusal
 	 * that names it, never a sandbox silently missing it. */
 	if (req->hard_requirement && out->n_missing > 0) {
-		monitor_fail(err, "%s is not available on this machine (landlock.compatibility "
+		privop_fail(err, "%s is not available on this machine (landlock.compatibility "
 		    "is hard_requirement; best_effort would start it as partial)", out->missing[0]);
 		return -1;
 	}
@@ -646,7 +647,7 @@ monitor_finish(struct monitor *m, const struct monitor_create *req,
 /* Checked again here, each refusal with its reason: the broker's word is
  * not enough for root. */
 static int
-monitor_check(struct monitor *m, const struct monitor_create *req, struct monitor_built *out,
+privop_check(struct privop *p, const struct monitor_create *req, struct monitor_built *out,
     char **err)
 {
 	const char *why = NULL;
@@ -655,82 +656,82 @@ monitor_check(struct monitor *m, const struct monitor_create *req, struct monito
 		why = "the sandbox name is not valid";
 	else if (req->uid == 0 || req->gid == 0)
 		why = "a sandbox never runs as root (uid or gid 0)";
-	else if (monitor_find(m, req->name) != NULL)
+	else if (privop_find(p, req->name) != NULL)
 		why = "a sandbox of that name already exists";
-	else if (monitor_slot_addresses(m, req->slot, &out->gateway, &out->address) == -1)
+	else if (privop_slot_addresses(p, req->slot, &out->gateway, &out->address) == -1)
 		why = "its address slot lies outside the sandbox pool";
 	else if (req->grant_home != NULL && req->grant_home[0] != '/')
 		why = "the home grants are copied from is not an absolute path";
 	if (why == NULL)
 		return 0;
-	monitor_fail(err, "refused: %s", why);
+	privop_fail(err, "refused: %s", why);
 	return -1;
 }
 
 int
-monitor_create(struct monitor *m, const struct monitor_create *req,
+privop_create(struct privop *p, const struct monitor_create *req,
     struct monitor_built *out, char **err)
 {
 	struct cgroup_limits lim = { req->pids, req->memory_bytes, req->cpu_milli };
-	struct monitor_sandbox *s;
+	struct privop_sandbox *s;
 	char *why = NULL;
 	int home_fd = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->channel_fd = out->diag_fd = out->map_fd = -1;
 	out->connect_fd = out->transparent_fd = out->dns_udp_fd = out->dns_tcp_fd = -1;
-	if (monitor_check(m, req, out, err) == -1)
+	if (privop_check(p, req, out, err) == -1)
 		return -1;
 	s = xcalloc(1, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", req->name);
-	if (cgroup_sandbox_create(&m->cgh, m->instance, req->name, &lim, &s->cg, &why) == -1) {
-		monitor_fail_with(err, "cgroups", why);
+	if (cgroup_sandbox_create(&p->cgh, p->instance, req->name, &lim, &s->cg, &why) == -1) {
+		privop_fail_with(err, "cgroups", why);
 		goto fail;
 	}
-	if (monitor_make_home(m, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
-	    monitor_grants(m, req, home_fd, out, err) == -1 ||
-	    monitor_start_init(m, req, s, out, home_fd, err) == -1 ||
-	    monitor_wire(m, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address, err) == -1 ||
-	    monitor_listeners(m, out, err) == -1 ||
-	    monitor_watch(m, s, out, err) == -1 || monitor_finish(m, req, s, out, err) == -1)
+	if (privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
+	    privop_grants(p, req, home_fd, out, err) == -1 ||
+	    privop_start_init(p, req, s, out, home_fd, err) == -1 ||
+	    privop_wire(p, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address, err) == -1 ||
+	    privop_listeners(p, out, err) == -1 ||
+	    privop_watch(p, s, out, err) == -1 || privop_finish(p, req, s, out, err) == -1)
 		goto fail;
 	close(home_fd);
-	s->next = m->sandboxes;
-	m->sandboxes = s;
+	s->next = p->sandboxes;
+	p->sandboxes = s;
 	return 0;
 fail:
 	if (home_fd != -1)
 		close(home_fd);
 	monitor_built_close(out);
-	credcopy_result_free(out->creds);
+	monitor_grants_free(out->creds);
 	out->creds = NULL;
-	monitor_sandbox_free(m, s);
+	privop_sandbox_free(p, s);
 	return -1;
 }
 
 int
-monitor_destroy(struct monitor *m, const char *name, char **err)
+privop_destroy(struct privop *p, const char *name, char **err)
 {
-	struct monitor_sandbox **pp, *s;
+	struct privop_sandbox **pp, *s;
 
-	for (pp = &m->sandboxes; *pp != NULL; pp = &(*pp)->next) {
+	for (pp = &p->sandboxes; *pp != NULL; pp = &(*pp)->next) {
 		if (strcmp((*pp)->name, name) != 0)
 			continue;
 		s = *pp;
 		*pp = s->next;
-		monitor_sandbox_free(m, s);
+		privop_sandbox_free(p, s);
 		return 0;
 	}
 	/* Not ours (any more): what may be left of it still goes. */
 	if (policy_name_valid(name)) {
-		cgroup_remove_by_name(&m->cgh, m->instance, name, err);
-		monitor_remove_home(m, name);
+		cgroup_remove_by_name(&p->cgh, p->instance, name, err);
+		privop_remove_home(p, name);
 	}
 	return 0;
 }
 
-struct monitor_reap_ctx {
-	struct monitor *m;
+struct privop_reap_ctx {
+	struct privop *p;
 	const char *const *live;
 	size_t nlive;
 	size_t removed;
@@ -739,7 +740,7 @@ struct monitor_reap_ctx {
 };
 
 static void
-monitor_reap_report(struct monitor_reap_ctx *c, const char *kind, const char *name)
+privop_reap_report(struct privop_reap_ctx *c, const char *kind, const char *name)
 {
 	char what[384];
 
@@ -751,30 +752,30 @@ monitor_reap_report(struct monitor_reap_ctx *c, const char *kind, const char *na
 }
 
 static bool
-monitor_is_live(const struct monitor_reap_ctx *c, const char *name)
+privop_is_live(const struct privop_reap_ctx *c, const char *name)
 {
 	for (size_t i = 0; i < c->nlive; i++)
 		if (strcmp(c->live[i], name) == 0)
 			return true;
-	return monitor_find(c->m, name) != NULL;
+	return privop_find(c->p, name) != NULL;
 }
 
 static void
-monitor_reap_one(const char *name, void *arg)
+privop_reap_one(const char *name, void *arg)
 {
-	struct monitor_reap_ctx *c = arg;
+	struct privop_reap_ctx *c = arg;
 
-	if (monitor_is_live(c, name) || !policy_name_valid(name))
+	if (privop_is_live(c, name) || !policy_name_valid(name))
 		return;
-	cgroup_remove_by_name(&c->m->cgh, c->m->instance, name, NULL);
-	monitor_reap_report(c, "cgroup", name);
+	cgroup_remove_by_name(&c->p->cgh, c->p->instance, name, NULL);
+	privop_reap_report(c, "cgroup", name);
 }
 
 /* Homes under the state folder with no live sandbox. */
 static void
-monitor_reap_homes(struct monitor_reap_ctx *c)
+privop_reap_homes(struct privop_reap_ctx *c)
 {
-	int fd = fcntl(c->m->sandboxes_fd, F_DUPFD_CLOEXEC, 0);
+	int fd = fcntl(c->p->sandboxes_fd, F_DUPFD_CLOEXEC, 0);
 	DIR *d = fd != -1 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 
@@ -785,21 +786,21 @@ monitor_reap_homes(struct monitor_reap_ctx *c)
 	}
 	rewinddir(d);
 	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.' && !monitor_is_live(c, de->d_name) &&
+		if (de->d_name[0] != '.' && !privop_is_live(c, de->d_name) &&
 		    policy_name_valid(de->d_name)) {
-			monitor_remove_home(c->m, de->d_name);
-			monitor_reap_report(c, "home", de->d_name);
+			privop_remove_home(c->p, de->d_name);
+			privop_reap_report(c, "home", de->d_name);
 		}
 	closedir(d);
 }
 
 size_t
-monitor_reap(struct monitor *m, const char *const *live, size_t nlive,
+privop_reap(struct privop *p, const char *const *live, size_t nlive,
     void (*removed)(const char *what, void *arg), void *arg)
 {
-	struct monitor_reap_ctx c = { m, live, nlive, 0, removed, arg };
+	struct privop_reap_ctx c = { p, live, nlive, 0, removed, arg };
 
-	cgroup_list_sandboxes(&m->cgh, m->instance, monitor_reap_one, &c, NULL);
-	monitor_reap_homes(&c);
+	cgroup_list_sandboxes(&p->cgh, p->instance, privop_reap_one, &c, NULL);
+	privop_reap_homes(&c);
 	return c.removed;
 }

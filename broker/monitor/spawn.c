@@ -35,7 +35,7 @@
 #define SPAWN_OPEN_REFUSED 201          /* or why not */
 #define SPAWN_CHILD_STACK_BYTES (64 * 1024)     /* the clone's, until it execs */
 
-_Static_assert(SPAWN_ROOTS_MAX == INITPROTO_ROOTS_MAX, "one limit of roots");
+_Static_assert(CORRAL_ROOTS_MAX == CORRAL_ROOTS_MAX, "one limit of roots");
 
 /* The namespaces of a sandbox. No user namespace: corral-init is real
  * root until it drops, and the workloads are a real uid of the host. */
@@ -157,8 +157,8 @@ spawn_check(const struct spawn_spec *s, char **err)
 	if (s->uid == 0 || s->gid == 0)
 		return spawn_refuse(err, "run_as %u:%u refused: a sandbox never runs as uid or "
 		    "gid 0; use --run-as with a regular user", s->uid, s->gid);
-	if (s->n_roots == 0 || s->n_roots > SPAWN_ROOTS_MAX)
-		return spawn_refuse(err, "a sandbox needs 1 to %d roots", SPAWN_ROOTS_MAX);
+	if (s->n_roots == 0 || s->n_roots > CORRAL_ROOTS_MAX)
+		return spawn_refuse(err, "a sandbox needs 1 to %d roots", CORRAL_ROOTS_MAX);
 	if (s->n_caller_groups > SPAWN_GROUPS_MAX)
 		return spawn_refuse(err, "the caller has more than %d groups", SPAWN_GROUPS_MAX);
 	for (i = 0; i < s->n_roots; i++) {
@@ -195,7 +195,7 @@ spawn_open_path(const char *path)
 /* Opens root R with the calling thread's current file-system identity and
  * checks that this identity may use it as asked. */
 static int
-spawn_open_root(const struct spawn_root *r, char **err)
+spawn_open_root(const struct monitor_root *r, char **err)
 {
 	int fd, mode = R_OK | X_OK | (r->read_only ? 0 : W_OK);
 
@@ -249,18 +249,18 @@ static void __attribute__((noreturn))
 spawn_open_child(int sock, const struct spawn_opener *o)
 {
 	struct seqmsg *m = malloc(sizeof(*m));
-	int fds[SPAWN_ROOTS_MAX + 1];
+	int fds[CORRAL_ROOTS_MAX + 1];
 	char *err = NULL;
 
 	if (m == NULL)
 		_exit(1);
 	if (spawn_become_caller(o->uid, o->gid, o->groups, o->ngroups, &err) == 0 &&
 	    o->open(o->arg, fds, &err) == 0) {
-		seqmsg_init(m, (enum initproto_type)SPAWN_OPENED);
+		seqmsg_init(m, SPAWN_OPENED);
 		for (size_t i = 0; i < o->n; i++)
 			seqmsg_put_fd(m, fds[i]);
 	} else {
-		seqmsg_init(m, (enum initproto_type)SPAWN_OPEN_REFUSED);
+		seqmsg_init(m, SPAWN_OPEN_REFUSED);
 		seqmsg_put_str(m, err != NULL ? err : "cannot open");
 	}
 	_exit(seqmsg_send(sock, m) == 0 ? 0 : 1);
@@ -536,11 +536,11 @@ struct spawn *
 spawn_start(const struct spawn_spec *s, char **err)
 {
 	struct spawn *sp = xcalloc(1, sizeof(*sp));
-	int fds[SPAWN_ROOTS_MAX + 1];
+	int fds[CORRAL_ROOTS_MAX + 1];
 	size_t i;
 
 	sp->pid = sp->pidfd = sp->netns = sp->chan = sp->ispec.home_fd = -1;
-	for (i = 0; i <= SPAWN_ROOTS_MAX; i++)
+	for (i = 0; i <= CORRAL_ROOTS_MAX; i++)
 		fds[i] = -1;
 	if (spawn_check(s, err) == -1 || spawn_open_roots(s, fds, err) == -1)
 		goto fail;
@@ -555,13 +555,13 @@ spawn_start(const struct spawn_spec *s, char **err)
 		goto fail;
 	sp->name = xstrdup(s->name);
 	spawn_fill(sp, s, fds);
-	for (i = 0; i <= SPAWN_ROOTS_MAX; i++)
+	for (i = 0; i <= CORRAL_ROOTS_MAX; i++)
 		fds[i] = -1;
 	if (spawn_launch(sp, s, err) == -1)
 		goto fail;
 	return sp;
 fail:
-	for (i = 0; i <= SPAWN_ROOTS_MAX; i++) {
+	for (i = 0; i <= CORRAL_ROOTS_MAX; i++) {
 		if (fds[i] != -1)
 			close(fds[i]);
 	}

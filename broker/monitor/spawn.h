@@ -20,14 +20,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define SPAWN_READY_TIMEOUT_MS 5000     /* for corral-init to build and answer */
-#define SPAWN_ROOTS_MAX 32              /* roots of one sandbox */
+#include "broker/monitor/monitor-wire.h"
+#include "common/limits.h"
 
-/* One of the caller's folders, shown at its own path. */
-struct spawn_root {
-	const char *path;       /* absolute, without symlinks, ".", ".." or "//" */
-	bool read_only;
-};
+#define SPAWN_READY_TIMEOUT_MS 5000     /* for corral-init to build and answer */
+
 
 struct spawn_spec {
 	const char *name;       /* ^[a-z0-9][a-z0-9-]{0,62}$: the hostname inside */
@@ -37,8 +34,8 @@ struct spawn_spec {
 	gid_t caller_gid;
 	const gid_t *caller_groups;     /* SO_PEERGROUPS */
 	size_t n_caller_groups;
-	const struct spawn_root *roots;
-	size_t n_roots;         /* 1 to SPAWN_ROOTS_MAX */
+	const struct monitor_root *roots;
+	size_t n_roots;         /* 1 to CORRAL_ROOTS_MAX */
 	const char *home;       /* HOME, a folder the daemon prepared (opened
 	                         * with the daemon's rights), at its own path */
 	int home_fd;            /* HOME already opened (O_PATH, not taken), or

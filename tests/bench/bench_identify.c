@@ -2,7 +2,7 @@
  * cgroup v2: 100 sleeping processes in a test cgroup, a client in it that
  * connects again and again, and the time of the full identification of
  * each accepted connection (inet_diag query, map lookup, /proc reads).
- * Also: the cost of identify_load and identify_attach, the cost the program adds to connect(),
+ * Also: the cost of bpfload_open and bpfload_attach, the cost the program adds to connect(),
  * and a client outside the cgroup (diag and map lookup only).
  *
  *   bench_identify [CONNECTIONS]     (default 5000; the budget is p99 <= 100 us) */
@@ -28,13 +28,15 @@
 #include <linux/magic.h>
 #include <netinet/in.h>
 
+#include "broker/monitor/bpfload.h"
+#include "common/sock.h"
 #include "egress-proxy/identify.h"
 
 #define BENCH_SLEEPERS 100              /* idle processes in the cgroup */
 #define BENCH_CONNECTIONS_DEFAULT 5000
 #define BENCH_WARMUP 100                /* first samples not counted */
 #define BENCH_BUDGET_P99_NS 100000
-#define BENCH_LOADS 20                  /* identify_load calls timed */
+#define BENCH_LOADS 20                  /* bpfload_open calls timed */
 
 struct bench {
 	char cgroup[PATH_MAX];
@@ -223,29 +225,29 @@ bench_connect_cost(struct bench *b, size_t n, const char *label)
 		waitpid(client, NULL, 0);
 }
 
-/* Times identify_load (once per daemon) and identify_attach (per sandbox). */
+/* Times bpfload_open (once per daemon) and bpfload_attach (per sandbox). */
 static void
 bench_load(struct bench *b)
 {
 	uint64_t load[BENCH_LOADS], attach[BENCH_LOADS], t0;
-	struct identify_attachment *a;
-	struct identify_bpf *bpf;
+	struct bpfload_attachment *a;
+	struct bpfload *bpf;
 	size_t i;
 
 	for (i = 0; i < BENCH_LOADS; i++) {
 		t0 = bench_now_ns();
-		if (identify_load(&bpf) != IDENTIFY_OK)
+		if ((bpf = bpfload_open()) == NULL)
 			return;
 		load[i] = bench_now_ns() - t0;
 		t0 = bench_now_ns();
-		if (identify_attach(bpf, b->cgroup_fd, &a) != IDENTIFY_OK)
+		if ((a = bpfload_attach(bpf, b->cgroup_fd)) == NULL)
 			return;
 		attach[i] = bench_now_ns() - t0;
-		identify_detach(a);
-		identify_unload(bpf);
+		bpfload_detach(a);
+		bpfload_close(bpf);
 	}
-	bench_report("identify_load (once per daemon)", load, BENCH_LOADS);
-	bench_report("identify_attach (per sandbox)", attach, BENCH_LOADS);
+	bench_report("bpfload_open (once per daemon)", load, BENCH_LOADS);
+	bench_report("bpfload_attach (per sandbox)", attach, BENCH_LOADS);
 }
 
 /* Runs every measurement; 0 when the budget was met. */
@@ -253,31 +255,31 @@ static int
 bench_run(struct bench *b, size_t n)
 {
 	struct identify_boundary parent = { .n = 1, .pids = { getpid() } };
-	struct identify_attachment *att = NULL;
-	struct identify_bpf *bpf = NULL;
+	struct bpfload_attachment *att = NULL;
+	struct bpfload *bpf = NULL;
 	uint64_t p99;
-	int diag_fd = identify_diag_open(), rc = 1;
+	int diag_fd = sock_diag_open(), rc = 1;
 
 	bench_connect_cost(b, n, "connect() in the cgroup, no program");
 	bench_load(b);
-	if (diag_fd == -1 || identify_load(&bpf) != IDENTIFY_OK ||
-	    identify_attach(bpf, b->cgroup_fd, &att) != IDENTIFY_OK)
+	if (diag_fd == -1 || (bpf = bpfload_open()) == NULL ||
+	    (att = bpfload_attach(bpf, b->cgroup_fd)) == NULL)
 		goto out;
 	bench_connect_cost(b, n, "connect() in the cgroup, program attached");
-	p99 = bench_identify(b, diag_fd, identify_map_fd(bpf), n, true, &parent, IDENTIFY_OK,
+	p99 = bench_identify(b, diag_fd, bpfload_map_fd(bpf), n, true, &parent, IDENTIFY_OK,
 	    "identify, walk stops at the parent");
 	if (p99 == 0)
 		goto out;
-	bench_identify(b, diag_fd, identify_map_fd(bpf), n, true, NULL, IDENTIFY_OK,
+	bench_identify(b, diag_fd, bpfload_map_fd(bpf), n, true, NULL, IDENTIFY_OK,
 	    "identify, walk up to pid 1");
-	bench_identify(b, diag_fd, identify_map_fd(bpf), n, false, NULL, IDENTIFY_ERR_NO_RECORD,
+	bench_identify(b, diag_fd, bpfload_map_fd(bpf), n, false, NULL, IDENTIFY_ERR_NO_RECORD,
 	    "identify, client outside the cgroup (no record)");
 	printf("budget p99 <= %.0f us: %s\n", BENCH_BUDGET_P99_NS / 1e3,
 	    p99 <= BENCH_BUDGET_P99_NS ? "met" : "MISSED");
 	rc = p99 <= BENCH_BUDGET_P99_NS ? 0 : 1;
 out:
-	identify_detach(att);
-	identify_unload(bpf);
+	bpfload_detach(att);
+	bpfload_close(bpf);
 	if (diag_fd != -1)
 		close(diag_fd);
 	return rc;

@@ -21,12 +21,11 @@
 #include <cmocka.h>
 
 #include "broker/monitor/credcopy.h"
-#include "common/json.h"
+#include "broker/monitor/monitor-wire.h"
 
 #define TEST_UID 64123
 #define TEST_GID 64123
 #define TEST_TEXT_MAX_BYTES 8192
-#define TEST_JSON_MAX_BYTES 65536
 #define TEST_KEY "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n" \
 	"-----END OPENSSH PRIVATE KEY-----\n"
 #define TEST_TOKEN "github.com:\n    oauth_token: gho_testtoken\n"
@@ -117,16 +116,13 @@ exists_in(const char *dir, const char *rel)
 }
 
 static void
-grant(const char *name, struct credcopy_grant *g)
+grant(const char *name, struct grant *g)
 {
-	char *err = NULL;
-
-	assert_int_equal(credcopy_grant_find(name, NULL, 0, g, &err), 0);
-	assert_null(err);
+	assert_int_equal(grant_find(name, NULL, 0, g), 0);
 }
 
 static struct credcopy_spec
-spec_for(const struct credcopy_grant *g, size_t n)
+spec_for(const struct grant *g, size_t n)
 {
 	struct credcopy_spec s = { .uid = TEST_UID, .gid = TEST_GID, .src_home_fd = src_fd,
 	    .dst_home_fd = dst_fd, .dst_home_path = dst, .grants = g, .ngrants = n };
@@ -135,11 +131,11 @@ spec_for(const struct credcopy_grant *g, size_t n)
 }
 
 /* Copies the grants NAMES (NULL-terminated); the result, or NULL with *ERR. */
-static struct credcopy_result *
+static struct monitor_grants *
 copy_grants(const char *const *names, char **err)
 {
-	struct credcopy_grant g[CREDCOPY_GRANTS_MAX];
-	struct credcopy_result *r = NULL;
+	struct grant g[CORRAL_GRANTS_MAX];
+	struct monitor_grants *r = NULL;
 	struct credcopy_spec s;
 	size_t n = 0;
 
@@ -152,11 +148,11 @@ copy_grants(const char *const *names, char **err)
 	return r;
 }
 
-static struct credcopy_result *
+static struct monitor_grants *
 copy_ok(const char *const *names)
 {
 	char *err = NULL;
-	struct credcopy_result *r = copy_grants(names, &err);
+	struct monitor_grants *r = copy_grants(names, &err);
 
 	if (r == NULL) {
 		print_error("copy failed: %s\n", err);
@@ -171,16 +167,16 @@ static char *
 copy_fails(const char *const *names)
 {
 	char *err = NULL;
-	struct credcopy_result *r = copy_grants(names, &err);
+	struct monitor_grants *r = copy_grants(names, &err);
 
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 	assert_null(r);
 	assert_non_null(err);
 	return err;
 }
 
-static const struct credcopy_applied *
-applied(const struct credcopy_result *r, const char *name)
+static const struct monitor_grant_applied *
+applied(const struct monitor_grants *r, const char *name)
 {
 	for (size_t i = 0; i < r->ngrants; i++)
 		if (strcmp(r->grants[i].name, name) == 0)
@@ -190,7 +186,7 @@ applied(const struct credcopy_result *r, const char *name)
 }
 
 static const char *
-skip_reason(const struct credcopy_applied *a, const char *path)
+skip_reason(const struct monitor_grant_applied *a, const char *path)
 {
 	for (size_t i = 0; i < a->nskipped; i++)
 		if (strcmp(a->skipped[i].path, path) == 0)
@@ -199,7 +195,7 @@ skip_reason(const struct credcopy_applied *a, const char *path)
 }
 
 static bool
-was_copied(const struct credcopy_applied *a, const char *path)
+was_copied(const struct monitor_grant_applied *a, const char *path)
 {
 	for (size_t i = 0; i < a->ncopied; i++)
 		if (strcmp(a->copied[i], path) == 0)
@@ -208,7 +204,7 @@ was_copied(const struct credcopy_applied *a, const char *path)
 }
 
 static const char *
-env_of(const struct credcopy_result *r, const char *name)
+env_of(const struct monitor_grants *r, const char *name)
 {
 	size_t len = strlen(name);
 
@@ -251,7 +247,7 @@ need_ready(void)
 }
 
 /* The made-up home, and the grants NAMES copied from it; the result. */
-static struct credcopy_result *
+static struct monitor_grants *
 copy_home(const char *const *names)
 {
 	need_ready();
@@ -263,7 +259,7 @@ copy_home(const char *const *names)
 static char *
 spec_fails(const struct credcopy_spec *s)
 {
-	struct credcopy_result *r = NULL;
+	struct monitor_grants *r = NULL;
 	char *err = NULL;
 
 	assert_int_equal(credcopy_copy(s, &r, &err), -1);
@@ -275,7 +271,7 @@ spec_fails(const struct credcopy_spec *s)
 /* Checks that the grant NAME did not copy REL and reports it skipped, for a
  * reason that says WHY (NULL: any reason). */
 static void
-assert_skipped(const struct credcopy_result *r, const char *name, const char *rel,
+assert_skipped(const struct monitor_grants *r, const char *name, const char *rel,
     const char *why)
 {
 	const char *reason = skip_reason(applied(r, name), rel);
@@ -352,7 +348,7 @@ static void
 test_copied_files_are_0600_owned_by_run_as(void **state)
 {
 	static const char *const names[] = { "ssh", "gh", NULL };
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 	char text[TEST_TEXT_MAX_BYTES];
 
 	(void)state;
@@ -366,14 +362,14 @@ test_copied_files_are_0600_owned_by_run_as(void **state)
 	assert_string_equal(text, TEST_TOKEN);
 	read_text(dst, ".ssh/id_ed25519", text);
 	assert_string_equal(text, TEST_KEY);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
 test_copied_folders_are_0700_owned_by_run_as(void **state)
 {
 	static const char *const names[] = { "ssh", "gh", NULL };
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 	char p[PATH_MAX];
 
 	(void)state;
@@ -385,7 +381,7 @@ test_copied_folders_are_0700_owned_by_run_as(void **state)
 	assert_owned(".ssh", 0700);
 	assert_owned(".config", 0700);
 	assert_owned(".config/gh", 0700);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -393,7 +389,7 @@ test_ssh_config_names_the_copied_identity_file(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
 	char text[TEST_TEXT_MAX_BYTES], want[PATH_MAX + 64];
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 
 	(void)state;
 	r = copy_home(names);
@@ -405,7 +401,7 @@ test_ssh_config_names_the_copied_identity_file(void **state)
 	/* The public key is no identity. */
 	assert_null(strstr(text, "id_ed25519.pub"));
 	assert_owned(".ssh/config", 0600);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -413,7 +409,7 @@ test_ssh_config_keeps_the_users_own_after_the_block(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
 	char text[TEST_TEXT_MAX_BYTES];
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 	char *block, *own;
 
 	(void)state;
@@ -428,7 +424,7 @@ test_ssh_config_keeps_the_users_own_after_the_block(void **state)
 	assert_non_null(own);
 	assert_true(block < own);
 	assert_false(exists_in(dst, ".ssh/config.corral-new"));
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -436,7 +432,7 @@ test_env_has_git_ssh_command_with_f_and_gh_config_dir(void **state)
 {
 	static const char *const names[] = { "ssh", "gh", NULL };
 	char want[PATH_MAX + 64];
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 
 	(void)state;
 	r = copy_home(names);
@@ -446,15 +442,15 @@ test_env_has_git_ssh_command_with_f_and_gh_config_dir(void **state)
 	snprintf(want, sizeof(want), "%s/.config/gh", dst);
 	assert_non_null(env_of(r, "GH_CONFIG_DIR"));
 	assert_string_equal(env_of(r, "GH_CONFIG_DIR"), want);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
 test_each_grant_reports_its_hosts(void **state)
 {
 	static const char *const names[] = { "ssh", "gh", NULL };
-	const struct credcopy_applied *a;
-	struct credcopy_result *r;
+	const struct monitor_grant_applied *a;
+	struct monitor_grants *r;
 
 	(void)state;
 	r = copy_home(names);
@@ -466,7 +462,7 @@ test_each_grant_reports_its_hosts(void **state)
 	assert_string_equal(a->hosts[0], "api.github.com:443");
 	assert_string_equal(a->hosts[1], "github.com:443");
 	assert_true(was_copied(a, ".config/gh/hosts.yml"));
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -474,7 +470,7 @@ test_gitconfig_is_copied_with_any_grant(void **state)
 {
 	static const char *const names[] = { "gh", NULL };
 	char text[TEST_TEXT_MAX_BYTES];
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 
 	(void)state;
 	r = copy_home(names);
@@ -483,14 +479,14 @@ test_gitconfig_is_copied_with_any_grant(void **state)
 	assert_true(was_copied(applied(r, CREDCOPY_GITCONFIG_NAME), ".gitconfig"));
 	/* Only what was granted: no .ssh without the ssh grant. */
 	assert_false(exists_in(dst, ".ssh"));
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
 test_missing_gitconfig_is_not_reported(void **state)
 {
 	static const char *const names[] = { "gh", NULL };
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 
 	(void)state;
 	need_ready();
@@ -500,7 +496,7 @@ test_missing_gitconfig_is_not_reported(void **state)
 	r = copy_ok(names);
 	assert_int_equal(r->ngrants, 1);
 	assert_string_equal(r->grants[0].name, "gh");
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -508,8 +504,8 @@ test_kube_hosts_are_the_kubeconfigs_clusters(void **state)
 {
 	static const char *const names[] = { "kube", NULL };
 	char cfg[TEST_TEXT_MAX_BYTES], want[PATH_MAX + 32];
-	const struct credcopy_applied *a;
-	struct credcopy_result *r;
+	const struct monitor_grant_applied *a;
+	struct monitor_grants *r;
 	size_t off;
 
 	(void)state;
@@ -533,7 +529,7 @@ test_kube_hosts_are_the_kubeconfigs_clusters(void **state)
 	assert_non_null(skip_reason(a, ".kube/config (server *.evil.example:443)"));
 	snprintf(want, sizeof(want), "%s/.kube/config", dst);
 	assert_string_equal(env_of(r, "KUBECONFIG"), want);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -541,7 +537,7 @@ test_symlink_key_pointing_outside_is_skipped_and_reported(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
 	char outside[PATH_MAX], p[PATH_MAX];
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 
 	(void)state;
 	need_ready();
@@ -553,7 +549,7 @@ test_symlink_key_pointing_outside_is_skipped_and_reported(void **state)
 	assert_int_equal(symlink(outside, p), 0);
 	r = copy_ok(names);
 	assert_skipped(r, "ssh", ".ssh/id_rsa", "symbolic link");
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -561,7 +557,7 @@ test_symlink_to_a_file_run_as_cannot_read_is_not_copied(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
 	char secret[PATH_MAX], p[PATH_MAX];
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 
 	(void)state;
 	need_ready();
@@ -573,14 +569,14 @@ test_symlink_to_a_file_run_as_cannot_read_is_not_copied(void **state)
 	assert_int_equal(symlink(p, secret), 0);
 	r = copy_ok(names);
 	assert_skipped(r, "ssh", ".ssh/id_secret", NULL);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
 test_file_run_as_cannot_read_is_skipped_as_unreadable(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 
 	(void)state;
 	need_ready();
@@ -589,7 +585,7 @@ test_file_run_as_cannot_read_is_skipped_as_unreadable(void **state)
 	mk_file_as(src, ".ssh/id_root", TEST_KEY, 0600, 0);
 	r = copy_ok(names);
 	assert_skipped(r, "ssh", ".ssh/id_root", "may not read");
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
@@ -619,7 +615,7 @@ static void
 test_fifo_is_skipped(void **state)
 {
 	static const char *const names[] = { "ssh", NULL };
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 	char p[PATH_MAX];
 
 	(void)state;
@@ -630,13 +626,13 @@ test_fifo_is_skipped(void **state)
 	assert_int_equal(chown(p, TEST_UID, TEST_GID), 0);
 	r = copy_ok(names);
 	assert_skipped(r, "ssh", ".ssh/agent.fifo", "not a regular file");
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
 test_file_cap_is_enforced(void **state)
 {
-	struct credcopy_grant g;
+	struct grant g;
 	struct credcopy_spec s;
 	char *err;
 
@@ -654,7 +650,7 @@ test_file_cap_is_enforced(void **state)
 static void
 test_byte_cap_is_enforced(void **state)
 {
-	struct credcopy_grant g;
+	struct grant g;
 	struct credcopy_spec s;
 	char *err;
 
@@ -673,11 +669,10 @@ test_byte_cap_is_enforced(void **state)
 static void
 test_depth_cap_is_enforced(void **state)
 {
-	static char *paths[] = { (char *)(uintptr_t)".deep" };
-	struct config_credential c = { .name = (char *)(uintptr_t)"deep", .paths = paths,
-	    .npaths = 1 };
+	static const char *const paths[] = { ".deep" };
+	struct grant c = { .name = "deep", .paths = paths, .npaths = 1 };
 	char rel[PATH_MAX] = ".deep";
-	struct credcopy_grant g;
+	struct grant g;
 	struct credcopy_spec s;
 	char *err = NULL;
 
@@ -690,7 +685,7 @@ test_depth_cap_is_enforced(void **state)
 	}
 	strcat(rel, "/f");
 	mk_file(src, rel, "deep\n");
-	assert_int_equal(credcopy_grant_find("deep", &c, 1, &g, &err), 0);
+	assert_int_equal(grant_find("deep", &c, 1, &g), 0);
 	s = spec_for(&g, 1);
 	err = spec_fails(&s);
 	assert_non_null(strstr(err, "folders deep (the limit)"));
@@ -722,27 +717,27 @@ test_grant_with_nothing_to_copy_is_refused(void **state)
 static void
 test_unknown_grant_lists_the_known_ones(void **state)
 {
-	struct config_credential extra = { .name = (char *)(uintptr_t)"corp" };
-	struct credcopy_grant g;
-	char *err = NULL;
+	struct grant extra = { .name = "corp" };
+	char known[256];
+	struct grant g;
 
 	(void)state;
-	assert_int_equal(credcopy_grant_find("nope", &extra, 1, &g, &err), -1);
-	assert_string_equal(err, "unknown grant 'nope' (known: ssh, gh, aws, kube, corp)");
-	free(err);
+	assert_int_equal(grant_find("nope", &extra, 1, &g), -1);
+	grant_names(&extra, 1, known, sizeof(known));
+	assert_string_equal(known, "ssh, gh, aws, kube, corp");
 }
 
 static void
 test_config_grant_copies_its_paths_and_expands_home_in_env(void **state)
 {
-	static char *paths[] = { (char *)(uintptr_t)".corp/token" };
-	static char *env[] = { (char *)(uintptr_t)"CORP_TOKEN_FILE=${HOME}/.corp/token" };
-	static char *hosts[] = { (char *)(uintptr_t)"api.corp.example:443" };
-	struct config_credential c = { .name = (char *)(uintptr_t)"corp", .paths = paths,
-	    .npaths = 1, .hosts = hosts, .nhosts = 1, .env = env, .nenv = 1 };
-	struct credcopy_result *r = NULL;
+	static const char *const paths[] = { ".corp/token" };
+	static const char *const env[] = { "CORP_TOKEN_FILE=${HOME}/.corp/token" };
+	static const char *const hosts[] = { "api.corp.example:443" };
+	struct grant c = { .name = "corp", .paths = paths, .npaths = 1, .hosts = hosts,
+	    .nhosts = 1, .env = env, .nenv = 1 };
+	struct monitor_grants *r = NULL;
 	char want[PATH_MAX + 32];
-	struct credcopy_grant g;
+	struct grant g;
 	struct credcopy_spec s;
 	char *err = NULL;
 
@@ -751,7 +746,7 @@ test_config_grant_copies_its_paths_and_expands_home_in_env(void **state)
 	mk_dir(src, ".corp");
 	mk_file(src, ".corp/token", "t0k3n\n");
 	mk_file(src, ".corp/other", "not granted\n");
-	assert_int_equal(credcopy_grant_find("corp", &c, 1, &g, &err), 0);
+	assert_int_equal(grant_find("corp", &c, 1, &g), 0);
 	s = spec_for(&g, 1);
 	assert_int_equal(credcopy_copy(&s, &r, &err), 0);
 	snprintf(want, sizeof(want), "%s/.corp/token", dst);
@@ -759,13 +754,13 @@ test_config_grant_copies_its_paths_and_expands_home_in_env(void **state)
 	assert_string_equal(applied(r, "corp")->hosts[0], "api.corp.example:443");
 	assert_owned(".corp/token", 0600);
 	assert_false(exists_in(dst, ".corp/other"));
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 }
 
 static void
 test_run_as_root_is_refused(void **state)
 {
-	struct credcopy_grant g;
+	struct grant g;
 	struct credcopy_spec s;
 	char *err;
 
@@ -800,29 +795,37 @@ test_home_run_as_cannot_read_refuses_the_grant(void **state)
 }
 
 static void
-test_result_json_lists_copied_and_skipped(void **state)
+test_result_lists_copied_and_skipped(void **state)
 {
 	static const char *const names[] = { "gh", NULL };
-	struct credcopy_result *r;
-	struct json *j;
+	const struct monitor_grant_applied *a;
+	struct monitor_grants *r;
 	char p[PATH_MAX];
-	const char *text;
 
 	(void)state;
 	need_ready();
-	j = json_new(TEST_JSON_MAX_BYTES);
 	mk_home();
 	path_in(p, src, ".config/gh/sock");
 	assert_int_equal(mkfifo(p, 0600), 0);
 	r = copy_ok(names);
-	credcopy_result_json(r, j);
-	assert_non_null(text = json_text(j, NULL));
-	assert_string_equal(text, "[{\"name\":\"gh\",\"hosts\":[\"api.github.com:443\","
-	    "\"github.com:443\"],\"copied\":[\".config/gh/hosts.yml\"],\"skipped\":[{\"path\":"
-	    "\".config/gh/sock\",\"reason\":\"not a regular file (a socket, FIFO or device)\"}]},"
-	    "{\"name\":\"gitconfig\",\"hosts\":[],\"copied\":[\".gitconfig\"],\"skipped\":[]}]");
-	json_free(j);
-	credcopy_result_free(r);
+	assert_int_equal(r->ngrants, 2);
+	a = &r->grants[0];
+	assert_string_equal(a->name, "gh");
+	assert_int_equal(a->nhosts, 2);
+	assert_string_equal(a->hosts[0], "api.github.com:443");
+	assert_string_equal(a->hosts[1], "github.com:443");
+	assert_int_equal(a->ncopied, 1);
+	assert_string_equal(a->copied[0], ".config/gh/hosts.yml");
+	assert_int_equal(a->nskipped, 1);
+	assert_string_equal(a->skipped[0].path, ".config/gh/sock");
+	assert_string_equal(a->skipped[0].reason, "not a regular file (a socket, FIFO or device)");
+	a = &r->grants[1];
+	assert_string_equal(a->name, "gitconfig");
+	assert_int_equal(a->nhosts, 0);
+	assert_int_equal(a->ncopied, 1);
+	assert_string_equal(a->copied[0], ".gitconfig");
+	assert_int_equal(a->nskipped, 0);
+	monitor_grants_free(r);
 }
 
 /* ---- deleting ---- */
@@ -832,13 +835,13 @@ test_clear_removes_everything_and_follows_no_link(void **state)
 {
 	static const char *const names[] = { "ssh", "gh", NULL };
 	char target[PATH_MAX], p[PATH_MAX];
-	struct credcopy_result *r;
+	struct monitor_grants *r;
 	char *err = NULL;
 	struct stat st;
 
 	(void)state;
 	r = copy_home(names);
-	credcopy_result_free(r);
+	monitor_grants_free(r);
 	/* What a workload may leave: a link out, a folder it made unreadable. */
 	snprintf(target, sizeof(target), "keep%d", serial);
 	mk_file(top, target, "keep me\n");
@@ -918,7 +921,7 @@ main(void)
 		T(test_config_grant_copies_its_paths_and_expands_home_in_env),
 		cmocka_unit_test(test_run_as_root_is_refused),
 		T(test_home_run_as_cannot_read_refuses_the_grant),
-		T(test_result_json_lists_copied_and_skipped),
+		T(test_result_lists_copied_and_skipped),
 		T(test_clear_removes_everything_and_follows_no_link),
 		cmocka_unit_test(test_clear_as_root_is_refused),
 		T(test_clear_reports_what_it_cannot_remove),

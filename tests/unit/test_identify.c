@@ -32,6 +32,8 @@
 #include <bpf/bpf.h>
 #include <cmocka.h>
 
+#include "broker/monitor/bpfload.h"
+#include "common/sock.h"
 #include "egress-proxy/identify.h"
 
 #define TEST_KIDS_MAX 16
@@ -88,8 +90,8 @@ struct test_record {
 struct test_env {
 	char cgroup[PATH_MAX];
 	int cgroup_fd;
-	struct identify_bpf *bpf;
-	struct identify_attachment *attachment;
+	struct bpfload *bpf;
+	struct bpfload_attachment *attachment;
 	int diag_fd;
 	int listen4, listen6;
 	char port4[8], port6[8];
@@ -147,10 +149,10 @@ test_group_setup(void **state)
 	if (mkdir(env.cgroup, 0755) != 0)
 		return -1;
 	env.cgroup_fd = open(env.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (env.cgroup_fd == -1 || identify_load(&env.bpf) != IDENTIFY_OK ||
-	    identify_attach(env.bpf, env.cgroup_fd, &env.attachment) != IDENTIFY_OK)
+	if (env.cgroup_fd == -1 || (env.bpf = bpfload_open()) == NULL ||
+	    (env.attachment = bpfload_attach(env.bpf, env.cgroup_fd)) == NULL)
 		return -1;
-	env.diag_fd = identify_diag_open();
+	env.diag_fd = sock_diag_open();
 	env.listen4 = test_listen(AF_INET, env.port4);
 	env.listen6 = test_listen(AF_INET6, env.port6);
 	if (env.diag_fd == -1 || env.listen4 == -1 || env.listen6 == -1)
@@ -219,8 +221,8 @@ test_group_teardown(void **state)
 {
 	test_kill_cgroup();
 	test_reap_kids();
-	identify_detach(env.attachment);
-	identify_unload(env.bpf);
+	bpfload_detach(env.attachment);
+	bpfload_close(env.bpf);
 	if (env.cgroup_fd != -1)
 		close(env.cgroup_fd);
 	if (env.diag_fd != -1)
@@ -344,7 +346,7 @@ test_lookup(int fd, pid_t boundary, struct identify_owner *out)
 	struct identify_tuple t;
 
 	test_tuple_of(fd, &t);
-	return identify_lookup(env.diag_fd, identify_map_fd(env.bpf), &t, &b, out);
+	return identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, &b, out);
 }
 
 static void
@@ -463,7 +465,7 @@ test_unknown_tuple_has_no_socket(void **state)
 	l->sin_addr.s_addr = r->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l->sin_port = htons(1);
 	r->sin_port = htons((uint16_t)atoi(env.port4));
-	assert_int_equal(identify_lookup(env.diag_fd, identify_map_fd(env.bpf), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, &o),
 	    IDENTIFY_ERR_NO_SOCKET);
 }
 
@@ -482,7 +484,7 @@ test_listener_is_not_taken_for_a_client(void **state)
 	l->sin_addr.s_addr = r->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l->sin_port = htons((uint16_t)atoi(env.port4));
 	r->sin_port = htons(2);
-	assert_int_equal(identify_lookup(env.diag_fd, identify_map_fd(env.bpf), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, &o),
 	    IDENTIFY_ERR_NO_SOCKET);
 }
 
@@ -541,7 +543,7 @@ test_reused_pid_is_refused(void **state)
 	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	assert_int_equal(connect(c, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	assert_int_equal(getsockopt(c, SOL_SOCKET, SO_COOKIE, &cookie, &len), 0);
-	assert_int_equal(bpf_map_update_elem(identify_map_fd(env.bpf), &cookie, &rec, BPF_ANY), 0);
+	assert_int_equal(bpf_map_update_elem(bpfload_map_fd(env.bpf), &cookie, &rec, BPF_ANY), 0);
 	fd = test_accept(env.listen4);
 	assert_int_equal(test_lookup(fd, getpid(), &o), IDENTIFY_ERR_REUSED);
 	close(fd);
@@ -599,23 +601,23 @@ static void
 test_detach_stops_recording(void **state)
 {
 	static struct identify_owner o;
-	struct identify_attachment *a;
-	struct identify_bpf *second;
+	struct bpfload_attachment *a;
+	struct bpfload *second;
 	struct identify_tuple t;
 	int fd;
 
-	assert_int_equal(identify_load(&second), IDENTIFY_OK);
-	assert_int_equal(identify_attach(second, env.cgroup_fd, &a), IDENTIFY_OK);
-	identify_detach(a);
+	assert_non_null(second = bpfload_open());
+	assert_non_null(a = bpfload_attach(second, env.cgroup_fd));
+	bpfload_detach(a);
 	test_spawn_python(AF_INET, mode_wait, true, 0);
 	fd = test_accept(env.listen4);
 	test_read_pid(fd);
 	test_tuple_of(fd, &t);
-	assert_int_equal(identify_lookup(env.diag_fd, identify_map_fd(second), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(second), &t, NULL, &o),
 	    IDENTIFY_ERR_NO_RECORD);
-	assert_int_equal(identify_lookup(env.diag_fd, identify_map_fd(env.bpf), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, &o),
 	    IDENTIFY_OK);
-	identify_unload(second);
+	bpfload_close(second);
 	close(fd);
 }
 
@@ -671,15 +673,15 @@ test_every_error_has_a_message(void **state)
 static const char *
 test_cannot_run(void)
 {
-	struct identify_bpf *b;
+	struct bpfload *b;
 
 	if (geteuid() != 0)
 		return "needs root";
 	if (test_cgroup2_root() == NULL)
 		return "needs a cgroup v2 hierarchy";
-	if (identify_load(&b) != IDENTIFY_OK)
+	if ((b = bpfload_open()) == NULL)
 		return "this kernel does not let root load the BPF program";
-	identify_unload(b);
+	bpfload_close(b);
 	return NULL;
 }
 

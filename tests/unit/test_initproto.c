@@ -432,7 +432,7 @@ test_spec_with_too_many_roots_is_refused(void **state)
 	raw_u32(&r, 1000);
 	for (i = 0; i < 5; i++)
 		raw_str(&r, texts[i]);
-	raw_u32(&r, INITPROTO_ROOTS_MAX + 1);
+	raw_u32(&r, CORRAL_ROOTS_MAX + 1);
 	send_raw(p->a, r.b, r.n, NULL, 0);
 	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
 	assert_int_equal(initproto_spec_decode(p->m, &got), -1);

@@ -69,7 +69,7 @@ carry(struct pair *p)
 }
 
 static const gid_t test_groups[] = { 1000, 27 };
-static const struct spawn_root test_roots[] = { { "/srv/work", false }, { "/srv/ref", true } };
+static const struct monitor_root test_roots[] = { { "/srv/work", false }, { "/srv/ref", true } };
 
 static struct monitor_create
 sample_create(void)
@@ -204,9 +204,9 @@ test_built_carries_what_the_grants_copied(void **state)
 	char var[] = "GIT_SSH_COMMAND=ssh -F /h/.ssh/config";
 	char name[] = "ssh", link[] = ".ssh/id_link", why[] = "a symbolic link";
 	char *hosts[] = { host }, *copied[] = { file }, *env[] = { var };
-	struct credcopy_skip skip = { link, why };
-	struct credcopy_applied a = { name, hosts, 1, copied, 1, &skip, 1 };
-	struct credcopy_result r = { &a, 1, env, 1 };
+	struct monitor_grant_skip skip = { link, why };
+	struct monitor_grant_applied a = { name, hosts, 1, copied, 1, &skip, 1 };
+	struct monitor_grants r = { &a, 1, env, 1 };
 	struct monitor_built b = { .creds = &r, .limit_source = { "v2", "v2", "v2" } };
 	struct monitor_built got;
 	int fds[2];
@@ -222,7 +222,7 @@ test_built_carries_what_the_grants_copied(void **state)
 	assert_string_equal(got.creds->grants[0].hosts[0], "github.com:22");
 	assert_string_equal(got.creds->grants[0].skipped[0].reason, "a symbolic link");
 	assert_string_equal(got.creds->env[0], "GIT_SSH_COMMAND=ssh -F /h/.ssh/config");
-	credcopy_result_free(got.creds);
+	monitor_grants_free(got.creds);
 	monitor_built_close(&got);
 	close(fds[0]);
 	close(fds[1]);

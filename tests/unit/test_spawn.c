@@ -45,7 +45,7 @@ struct sandbox {
 	char dir[PATH_MAX];             /* the temporary folder holding everything */
 	char rw[PATH_MAX + 8], ro[PATH_MAX + 8], home[PATH_MAX + 8], locked[PATH_MAX + 8];
 	char init_path[PATH_MAX];
-	struct spawn_root roots[2];
+	struct monitor_root roots[2];
 	struct spawn_spec spec;
 	char *mountinfo_before;
 	struct event_base *base;
@@ -290,8 +290,8 @@ sandbox_prepare(struct sandbox *sb)
 	make_file(sb->ro, "readme", "read only\n");
 	snprintf(sb->init_path, sizeof(sb->init_path), "%s/corral-init",
 	    getenv("CORRAL_INIT_DIR") ? getenv("CORRAL_INIT_DIR") : bd ? bd : ".");
-	sb->roots[0] = (struct spawn_root){ sb->rw, false };
-	sb->roots[1] = (struct spawn_root){ sb->ro, true };
+	sb->roots[0] = (struct monitor_root){ sb->rw, false };
+	sb->roots[1] = (struct monitor_root){ sb->ro, true };
 	sb->spec = (struct spawn_spec){ .name = "t-spawn", .uid = TEST_UID, .gid = TEST_GID,
 		.caller_uid = TEST_UID, .caller_gid = TEST_GID, .caller_groups = groups,
 		.n_caller_groups = 1, .roots = sb->roots, .n_roots = 2, .home = sb->home, .home_fd = -1,
@@ -680,12 +680,12 @@ static void
 test_root_the_caller_cannot_reach_is_refused(void **state)
 {
 	struct sandbox *sb = need_sandbox(state);
-	struct spawn_root saved = sb->roots[1];
+	struct monitor_root saved = sb->roots[1];
 	char inner[PATH_MAX * 2];
 
 	snprintf(inner, sizeof(inner), "%s/inner", sb->locked);
 	mkdir(inner, 0777);
-	sb->roots[1] = (struct spawn_root){ inner, true };
+	sb->roots[1] = (struct monitor_root){ inner, true };
 	expect_refused(sb, "Permission denied");
 	sb->roots[1] = saved;
 }
@@ -694,12 +694,12 @@ static void
 test_root_through_a_symlink_is_refused(void **state)
 {
 	struct sandbox *sb = need_sandbox(state);
-	struct spawn_root saved = sb->roots[1];
+	struct monitor_root saved = sb->roots[1];
 	char link[PATH_MAX * 2];
 
 	snprintf(link, sizeof(link), "%s/link", sb->dir);
 	assert_int_equal(symlink(sb->ro, link), 0);
-	sb->roots[1] = (struct spawn_root){ link, true };
+	sb->roots[1] = (struct monitor_root){ link, true };
 	expect_refused(sb, "symlink");
 	sb->roots[1] = saved;
 	unlink(link);
@@ -709,9 +709,9 @@ static void
 test_root_under_run_is_refused(void **state)
 {
 	struct sandbox *sb = need_sandbox(state);
-	struct spawn_root saved = sb->roots[1];
+	struct monitor_root saved = sb->roots[1];
 
-	sb->roots[1] = (struct spawn_root){ "/run/user/1000", true };
+	sb->roots[1] = (struct monitor_root){ "/run/user/1000", true };
 	expect_refused(sb, "/run");
 	sb->roots[1] = saved;
 }
