@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "egress-proxy/proxy.h"
 #include "policy/diag.h"
 #include "policy/grant.h"
 #include "policy/policy.h"
@@ -61,12 +62,7 @@ struct config {
 	size_t ndns_upstream;
 	struct policy_cidr *allow_cidrs;
 	size_t nallow_cidrs;
-	unsigned connect_timeout_ms;
-	unsigned handshake_timeout_ms;
-	unsigned idle_timeout_s;
-	unsigned header_max_bytes;
-	unsigned max_tunnels_per_sandbox;
-	unsigned max_tunnels;
+	struct proxy_limits egress;     /* egress: its timeouts, header and tunnel limits */
 	struct config_credential *credentials;
 	size_t ncredentials;
 	struct grant *grants;           /* the same, as grant_find reads them */

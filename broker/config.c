@@ -175,17 +175,17 @@ struct config_number {
 static const struct config_number config_numbers[] = {
 	{ "max_sandboxes", RAW(max_sandboxes), CFG(max_sandboxes),
 	  CONFIG_MAX_SANDBOXES_MIN, CONFIG_MAX_SANDBOXES_MAX },
-	{ "egress.connect_timeout_ms", RAW(connect_timeout), CFG(connect_timeout_ms),
+	{ "egress.connect_timeout_ms", RAW(connect_timeout), CFG(egress.connect_timeout_ms),
 	  CONFIG_TIMEOUT_MIN_MS, CONFIG_TIMEOUT_MAX_MS },
-	{ "egress.idle_timeout_s", RAW(idle_timeout), CFG(idle_timeout_s),
+	{ "egress.idle_timeout_s", RAW(idle_timeout), CFG(egress.idle_timeout_s),
 	  CONFIG_IDLE_TIMEOUT_MIN_S, CONFIG_IDLE_TIMEOUT_MAX_S },
-	{ "egress.max_tunnels_per_sandbox", RAW(tunnels_per_sandbox), CFG(max_tunnels_per_sandbox),
+	{ "egress.max_tunnels_per_sandbox", RAW(tunnels_per_sandbox), CFG(egress.max_tunnels_per_tenant),
 	  1, CONFIG_TUNNELS_PER_SANDBOX_MAX },
-	{ "egress.handshake_timeout_ms", RAW(handshake_timeout), CFG(handshake_timeout_ms),
+	{ "egress.handshake_timeout_ms", RAW(handshake_timeout), CFG(egress.handshake_timeout_ms),
 	  CONFIG_TIMEOUT_MIN_MS, CONFIG_TIMEOUT_MAX_MS },
-	{ "egress.header_max_bytes", RAW(header_max), CFG(header_max_bytes),
+	{ "egress.header_max_bytes", RAW(header_max), CFG(egress.header_max_bytes),
 	  CONFIG_HEADER_MIN_BYTES, PROXY_HEADER_MAX_BYTES },
-	{ "egress.max_tunnels", RAW(tunnels), CFG(max_tunnels), 1, CONFIG_TUNNELS_MAX },
+	{ "egress.max_tunnels", RAW(tunnels), CFG(egress.max_tunnels), 1, CONFIG_TUNNELS_MAX },
 };
 
 /* An absolute path of the schema: where its node is, where its copy goes,
@@ -940,12 +940,7 @@ config_new_default(void)
 	c->host_proxy.listen = strdup(CONFIG_HOST_PROXY_LISTEN_DEFAULT);
 	c->host_proxy.profile = strdup(PROFILE_DEFAULT_NAME);
 	c->max_sandboxes = CONFIG_MAX_SANDBOXES_DEFAULT;
-	c->connect_timeout_ms = PROXY_CONNECT_TIMEOUT_DEFAULT_MS;
-	c->handshake_timeout_ms = PROXY_HANDSHAKE_TIMEOUT_DEFAULT_MS;
-	c->idle_timeout_s = PROXY_IDLE_TIMEOUT_DEFAULT_S;
-	c->header_max_bytes = PROXY_HEADER_MAX_BYTES;
-	c->max_tunnels_per_sandbox = PROXY_TUNNELS_PER_TENANT_DEFAULT;
-	c->max_tunnels = PROXY_TUNNELS_DEFAULT;
+	proxy_limits_default(&c->egress);
 	if (c->socket == NULL || c->state_dir == NULL || c->log_dir == NULL ||
 	    c->profiles_dir == NULL || c->machine_id == NULL || c->user == NULL ||
 	    c->host_proxy.listen == NULL ||

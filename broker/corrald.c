@@ -106,18 +106,6 @@ corrald_addr_policy(const struct config *cfg)
 	return ap;
 }
 
-static void
-corrald_limits(const struct config *cfg, struct proxy_limits *l)
-{
-	proxy_limits_default(l);
-	l->header_max_bytes = cfg->header_max_bytes;
-	l->handshake_timeout_ms = cfg->handshake_timeout_ms;
-	l->connect_timeout_ms = cfg->connect_timeout_ms;
-	l->idle_timeout_s = cfg->idle_timeout_s;
-	l->max_tunnels_per_tenant = cfg->max_tunnels_per_sandbox;
-	l->max_tunnels = cfg->max_tunnels;
-}
-
 /* Loads the configuration, printing every error, or exits. */
 static struct config *
 corrald_load_config(const char *path)
@@ -287,7 +275,6 @@ corrald_split(struct daemon *d)
 static void
 corrald_start_proxy(struct daemon *d)
 {
-	struct proxy_limits limits;
 	char *err = NULL;
 
 	d->resolver = resolver_new(d->base, (const char *const *)d->cfg->dns_upstream,
@@ -295,8 +282,8 @@ corrald_start_proxy(struct daemon *d)
 	if (d->resolver == NULL)
 		fatalx("cannot start the resolver: %s", err);
 	d->addrs = corrald_addr_policy(d->cfg);
-	corrald_limits(d->cfg, &limits);
-	if ((d->proxy = proxy_new(d->base, d->resolver, d->ledger, d->addrs, &limits)) == NULL)
+	if ((d->proxy = proxy_new(d->base, d->resolver, d->ledger, d->addrs,
+	    &d->cfg->egress)) == NULL)
 		fatalx("out of memory");
 	if (d->cfg->host_proxy.enabled && daemon_host_proxy_start(d) == -1)
 		exit(1);

@@ -18,6 +18,7 @@
 #include "common/initproto.h"
 #include "common/xmalloc.h"
 
+#define EXEC_MASTER_TO_COME (-2)        /* tty mode: the pty master comes with STARTED */
 struct exec_proc {
 	struct exec_channel *ch;        /* NULL once the channel is gone */
 	struct exec_proc *next;
@@ -82,11 +83,11 @@ exec_on_started(struct exec_channel *ch, struct seqmsg *m)
 	if (seqmsg_get_u32(m, &id) == -1 || seqmsg_get_u32(m, &pid) == -1)
 		return -1;
 	p = exec_find(ch, id);
-	if (p == NULL || p->started || seqmsg_get_end(m, p->master == -2 ? 1 : 0) == -1)
+	if (p == NULL || p->started || seqmsg_get_end(m, p->master == EXEC_MASTER_TO_COME ? 1 : 0) == -1)
 		return p == NULL ? 0 : -1;
 	p->started = true;
 	p->pid = (pid_t)pid;
-	if (p->master == -2)
+	if (p->master == EXEC_MASTER_TO_COME)
 		p->master = seqmsg_take_fd(m, 0);
 	if (p->cb.started != NULL)
 		p->cb.started(p, NULL, p->arg);
@@ -365,7 +366,7 @@ exec_start(struct exec_channel *ch, const struct exec_request *req,
 
 	if (p == NULL)
 		return NULL;
-	p->master = req->tty ? -2 : -1; /* -2: a master is to come */
+	p->master = req->tty ? EXEC_MASTER_TO_COME : -1;
 	return exec_proc_sent(p, exec_send(p, req, err));
 }
 

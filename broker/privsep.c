@@ -33,6 +33,7 @@
 #include "broker/monitor/monitor.h"
 #include "broker/privsep.h"
 #include "common/log.h"
+#include "common/reason.h"
 #include "common/xmalloc.h"
 
 #define PRIVSEP_STOP_WAIT_MS 20000      /* the monitor's teardown of every sandbox */
@@ -69,24 +70,6 @@ struct privsep {
 	struct privsep_ready *ready;    /* those answers, oldest first */
 	bool gone;                      /* the monitor closed the link */
 };
-
-static int
-privsep_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int
-privsep_fail(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL) {
-		free(*err);
-		va_start(ap, fmt);
-		if (vasprintf(err, fmt, ap) == -1)
-			*err = NULL;
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* ---- The broker's end --------------------------------------------------- */
 
@@ -186,7 +169,7 @@ privsep_read(struct privsep *ps, char **err)
 	if (rc == -1 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (rc != 1)
-		return privsep_fail(err, "the monitor is gone (%s)",
+		return reason_set(err, "the monitor is gone (%s)",
 		    rc == 0 ? "it closed the link" : strerror(errno));
 	return 1;
 }
@@ -209,7 +192,7 @@ privsep_wait(struct privsep *ps, char **err)
 			/* Its answer may still come and would be taken for the
 			 * next one's: a link out of step is a link lost. */
 			privsep_lose(ps);
-			return privsep_fail(err, "the monitor did not answer within %d ms",
+			return reason_set(err, "the monitor did not answer within %d ms",
 			    PRIVSEP_REPLY_TIMEOUT_MS);
 		}
 		if (rc == -1 || (rc = privsep_read(ps, err)) == -1) {
@@ -230,11 +213,11 @@ privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char *
 	int rc = -1;
 
 	if (ps == NULL || ps->fd == -1 || ps->gone)
-		privsep_fail(err, "the monitor is gone");
+		reason_set(err, "the monitor is gone");
 	else if (ps->msg->overflow)
-		privsep_fail(err, "the request is too large");
+		reason_set(err, "the request is too large");
 	else if ((rc = seqmsg_send(ps->fd, ps->msg)) == -1)
-		privsep_fail(err, "cannot reach the monitor: %s", strerror(errno));
+		reason_set(err, "cannot reach the monitor: %s", strerror(errno));
 	if (ps != NULL) {
 		/* Attached descriptors are the caller's, not the message's. */
 		ps->msg->n_fds = 0;
@@ -297,8 +280,8 @@ privsep_failed(struct privsep *ps, char **err)
 	const char *text;
 
 	if (monitor_wire_text_decode(ps->msg, MONITOR_FAILED, &text, NULL) == -1)
-		return privsep_fail(err, "the monitor answered with something else");
-	return privsep_fail(err, "%s", text);
+		return reason_set(err, "the monitor answered with something else");
+	return reason_set(err, "%s", text);
 }
 
 /* Reads a create's answer MSG into OUT; -1 with the reason in *ERR. */
@@ -309,13 +292,13 @@ privsep_built(struct privsep *ps, struct seqmsg *msg, struct monitor_built *out,
 	const char *text;
 
 	if (msg == NULL)
-		return privsep_fail(err, "the monitor is gone");
+		return reason_set(err, "the monitor is gone");
 	if (msg->type != MONITOR_BUILT)
 		return monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == -1 ?
-		    privsep_fail(err, "the monitor answered with something else") :
-		    privsep_fail(err, "%s", text);
+		    reason_set(err, "the monitor answered with something else") :
+		    reason_set(err, "%s", text);
 	if (monitor_wire_built_decode(msg, out) == -1)
-		return privsep_fail(err, "the monitor's answer is malformed");
+		return reason_set(err, "the monitor's answer is malformed");
 	out->map_fd = ps->hello.map_fd;
 	return 0;
 }
@@ -368,9 +351,9 @@ privsep_destroy(struct privsep *ps, const char *name, char **err)
 	if (privsep_call(ps, err) == -1)
 		return -1;
 	if (monitor_wire_text_decode(ps->msg, MONITOR_DONE, &text, NULL) == -1)
-		privsep_fail(err, "the monitor's answer is malformed");
+		reason_set(err, "the monitor's answer is malformed");
 	else if (text[0] != '\0')
-		privsep_fail(err, "%s", text);
+		reason_set(err, "%s", text);
 	else
 		rc = 0;
 	seqmsg_clear(ps->msg);
@@ -424,7 +407,7 @@ privsep_firewall(struct privsep *ps, char **line, char **err)
 	if (privsep_call(ps, err) == -1)
 		return -1;
 	if (monitor_wire_text_decode(ps->msg, MONITOR_FIREWALL_IS, &text, NULL) == -1)
-		privsep_fail(err, "the monitor's answer is malformed");
+		reason_set(err, "the monitor's answer is malformed");
 	else {
 		*line = xstrdup(text);
 		rc = 0;
@@ -445,7 +428,7 @@ privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, g
 	if (ps->msg->type != MONITOR_OWNED)
 		rc = privsep_failed(ps, err);
 	else if ((rc = monitor_wire_owned_decode(ps->msg, uid, gid)) == -1)
-		privsep_fail(err, "the monitor's answer is malformed");
+		reason_set(err, "the monitor's answer is malformed");
 	seqmsg_clear(ps->msg);
 	return rc;
 }
@@ -470,11 +453,11 @@ privsep_start(const struct monitor_setup *setup, char **err)
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
-		privsep_fail(err, "socketpair: %s", strerror(errno));
+		reason_set(err, "socketpair: %s", strerror(errno));
 		return NULL;
 	}
 	if ((pid = fork()) == -1) {
-		privsep_fail(err, "fork: %s", strerror(errno));
+		reason_set(err, "fork: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
@@ -488,7 +471,7 @@ privsep_start(const struct monitor_setup *setup, char **err)
 	ps->msg = xmalloc(sizeof(*ps->msg));
 	seqmsg_init(ps->msg, 0);
 	if (privsep_wait(ps, err) == -1 || monitor_wire_hello_decode(ps->msg, &ps->hello) == -1) {
-		privsep_fail(err, "the monitor did not start");
+		reason_set(err, "the monitor did not start");
 		privsep_stop(ps);
 		return NULL;
 	}
@@ -533,11 +516,11 @@ privsep_user(const char *user, uid_t *uid, gid_t *gid, char **err)
 	const struct passwd *pw = getpwnam(user);
 
 	if (pw == NULL)
-		return privsep_fail(err, "the user '%s' does not exist: create it (useradd --system "
+		return reason_set(err, "the user '%s' does not exist: create it (useradd --system "
 		    "--user-group --no-create-home --shell /usr/sbin/nologin %s) or name another "
 		    "with `user:` in the config", user, user);
 	if (pw->pw_uid == 0 || pw->pw_gid == 0)
-		return privsep_fail(err, "the user '%s' is root: the broker must not be", user);
+		return reason_set(err, "the user '%s' is root: the broker must not be", user);
 	*uid = pw->pw_uid;
 	*gid = pw->pw_gid;
 	return 0;
@@ -591,13 +574,13 @@ privsep_drop(const char *user, char **err)
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) == -1 || privsep_bound() == -1 ||
 	    setgroups(1, &gid) == -1 || setresgid(gid, gid, gid) == -1 ||
 	    setresuid(uid, uid, uid) == -1)
-		return privsep_fail(err, "cannot become %s: %s", user, strerror(errno));
+		return reason_set(err, "cannot become %s: %s", user, strerror(errno));
 	if (privsep_capset(1u << PRIVSEP_KEPT_CAP) == -1 ||
 	    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) == -1 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
 	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1 || privsep_verify(uid, gid) == -1)
-		return privsep_fail(err, "cannot drop privileges to %s: %s", user, strerror(errno));
+		return reason_set(err, "cannot drop privileges to %s: %s", user, strerror(errno));
 	if (broker_seccomp_install() == -1)
-		return privsep_fail(err, "cannot install the broker's seccomp filter");
+		return reason_set(err, "cannot install the broker's seccomp filter");
 	return 0;
 }

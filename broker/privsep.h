@@ -19,7 +19,6 @@
 
 #include "broker/monitor/monitor-wire.h"
 
-#define PRIVSEP_USER_DEFAULT "corral"
 #define PRIVSEP_REPLY_TIMEOUT_MS 30000  /* the monitor's answer to one request */
 
 struct event_base;

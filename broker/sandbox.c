@@ -25,6 +25,7 @@
 #include "broker/sandbox.h"
 #include "broker/shell.h"
 #include "common/log.h"
+#include "common/reason.h"
 #include "common/timeutil.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/proxy.h"
@@ -63,21 +64,6 @@ struct sandbox_creating {
 	void *arg;
 	struct sandbox_creating *next;  /* d->creating */
 };
-
-static void
-sandbox_refuse(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-sandbox_refuse(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	free(*err);
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) == -1)
-		*err = NULL;
-	va_end(ap);
-}
 
 struct sandbox *
 sandbox_find(struct daemon *d, const char *name)
@@ -124,13 +110,13 @@ sandbox_plan_name(struct daemon *d, struct sandbox_plan *p, char **err)
 
 		snprintf(p->name, sizeof(p->name), "sb-%08x", r);
 	} else if ((why = policy_name_error(p->req->name)) != NULL) {
-		sandbox_refuse(err, "sandbox name '%s': %s", p->req->name, why);
+		reason_set(err, "sandbox name '%s': %s", p->req->name, why);
 		return -1;
 	} else {
 		snprintf(p->name, sizeof(p->name), "%s", p->req->name);
 	}
 	if (sandbox_find(d, p->name) != NULL || sandbox_creating_named(d, p->name)) {
-		sandbox_refuse(err, "a sandbox named '%s' already exists", p->name);
+		reason_set(err, "a sandbox named '%s' already exists", p->name);
 		return -1;
 	}
 	return 0;
@@ -157,7 +143,7 @@ sandbox_plan_nesting(struct sandbox_plan *p, char **err)
 		for (size_t j = 0; j < p->nroots && p->roots[i].read_only; j++)
 			if (!p->roots[j].read_only && !p->req->allow_nested_readonly &&
 			    sandbox_path_inside(p->roots[i].path, p->roots[j].path)) {
-				sandbox_refuse(err, "the read-only root %s lies inside the writable "
+				reason_set(err, "the read-only root %s lies inside the writable "
 				    "root %s, where only its read-only mount protects it; pass "
 				    "--allow-nested-readonly if that is meant", p->roots[i].path,
 				    p->roots[j].path);
@@ -172,13 +158,13 @@ sandbox_plan_roots(struct sandbox_plan *p, char **err)
 	const Corral__SandboxCreate *req = p->req;
 
 	if (req->n_roots == 0 || req->n_roots > CORRAL_ROOTS_MAX) {
-		sandbox_refuse(err, "a sandbox needs 1 to %d roots (--root PATH[:ro])",
+		reason_set(err, "a sandbox needs 1 to %d roots (--root PATH[:ro])",
 		    CORRAL_ROOTS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < req->n_roots; i++) {
 		if (req->roots[i]->path[0] != '/') {
-			sandbox_refuse(err, "root '%s' is not an absolute path", req->roots[i]->path);
+			reason_set(err, "root '%s' is not an absolute path", req->roots[i]->path);
 			return -1;
 		}
 		p->roots[i].path = req->roots[i]->path;
@@ -201,7 +187,7 @@ sandbox_plan_run_as_root(struct daemon *d, struct sandbox_plan *p, char **err)
 
 	if (p->req->run_as[0] != '\0') {
 		if ((pw = getpwnam(p->req->run_as)) == NULL) {
-			sandbox_refuse(err, "--run-as %s: no such user", p->req->run_as);
+			reason_set(err, "--run-as %s: no such user", p->req->run_as);
 			return -1;
 		}
 		p->uid = pw->pw_uid;
@@ -214,7 +200,7 @@ sandbox_plan_run_as_root(struct daemon *d, struct sandbox_plan *p, char **err)
 		/* The broker cannot look into root's folders: the monitor can. */
 		if (!d->sandboxes_ok || privsep_owner(d->privsep, p->caller->fd, p->roots[i].path, &owner,
 		    &group, &why) == -1) {
-			sandbox_refuse(err, "root %s: %s", p->roots[i].path,
+			reason_set(err, "root %s: %s", p->roots[i].path,
 			    d->sandboxes_ok ? why : d->monitor_why);
 			free(why);
 			return -1;
@@ -226,7 +212,7 @@ sandbox_plan_run_as_root(struct daemon *d, struct sandbox_plan *p, char **err)
 		p->gid = pw != NULL ? pw->pw_gid : group;
 		return 0;
 	}
-	sandbox_refuse(err, "the first writable root does not belong to a regular user, and a "
+	reason_set(err, "the first writable root does not belong to a regular user, and a "
 	    "sandbox never runs as root or a system account: pass --run-as USER");
 	return -1;
 }
@@ -243,7 +229,7 @@ sandbox_plan_run_as(struct daemon *d, struct sandbox_plan *p, char **err)
 		/* A non-root caller's sandbox runs as the caller. */
 		pw = p->req->run_as[0] != '\0' ? getpwnam(p->req->run_as) : NULL;
 		if (p->req->run_as[0] != '\0' && (pw == NULL || pw->pw_uid != p->caller->uid)) {
-			sandbox_refuse(err, "--run-as %s: only root may run a sandbox as another user",
+			reason_set(err, "--run-as %s: only root may run a sandbox as another user",
 			    p->req->run_as);
 			return -1;
 		}
@@ -253,7 +239,7 @@ sandbox_plan_run_as(struct daemon *d, struct sandbox_plan *p, char **err)
 		p->gid = pw != NULL ? pw->pw_gid : p->caller->gid;
 	}
 	if (p->uid == 0 || p->gid == 0) {
-		sandbox_refuse(err, "a sandbox never runs as root (uid or gid 0)");
+		reason_set(err, "a sandbox never runs as root (uid or gid 0)");
 		return -1;
 	}
 	return 0;
@@ -273,14 +259,14 @@ sandbox_policy_given(struct sandbox_plan *p, char **err)
 	if (policy_load_buffer("<policy>", p->req->policy, strlen(p->req->policy), &pol,
 	    &diags) == -1) {
 		text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE);
-		sandbox_refuse(err, "%s", text != NULL ? text : "the policy does not load");
+		reason_set(err, "%s", text != NULL ? text : "the policy does not load");
 		free(text);
 	} else if (p->caller->uid != 0) {
 		for (size_t i = 0; i < p->nroots; i++)
 			paths[i] = p->roots[i].path;
 		if (caller_check(pol, paths, p->nroots, render_runtime_default(), &report) !=
 		    CALLER_OK) {
-			sandbox_refuse(err, "%s", report.nmessages > 0 ? report.messages[0] :
+			reason_set(err, "%s", report.nmessages > 0 ? report.messages[0] :
 			    "the policy says what only root may say");
 			policy_free(pol);
 			pol = NULL;
@@ -304,7 +290,7 @@ sandbox_policy_profile(struct daemon *d, struct sandbox_plan *p, char **err)
 	enum render_err e;
 
 	if (profile_load(d->cfg->profiles_dir, name, &profile, NULL, &message) != PROFILE_OK) {
-		sandbox_refuse(err, "%s", message != NULL ? message : "cannot load the profile");
+		reason_set(err, "%s", message != NULL ? message : "cannot load the profile");
 		free(message);
 		return NULL;
 	}
@@ -314,7 +300,7 @@ sandbox_policy_profile(struct daemon *d, struct sandbox_plan *p, char **err)
 	}
 	spec.profile = profile;
 	if ((e = render_policy(&spec, &pol)) != RENDER_OK)
-		sandbox_refuse(err, "cannot render the policy: %s", render_strerror(e));
+		reason_set(err, "cannot render the policy: %s", render_strerror(e));
 	policy_free(profile);
 	return pol;
 }
@@ -339,7 +325,7 @@ sandbox_plan_slot(struct daemon *d, struct sandbox_plan *p, char **err)
 			return 0;
 		}
 	}
-	sandbox_refuse(err, "no address left in the sandbox pool");
+	reason_set(err, "no address left in the sandbox pool");
 	return -1;
 }
 
@@ -452,7 +438,7 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 	int rc;
 
 	if ((sb->tenant = proxy_tenant_new(d->proxy, &info, policy)) == NULL) {
-		sandbox_refuse(err, "out of memory");
+		reason_set(err, "out of memory");
 		return -1;
 	}
 	proxy_tenant_set_identity(sb->tenant, b->diag_fd, b->map_fd, boundary, 1);
@@ -462,7 +448,7 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 	rc |= proxy_tenant_adopt_dns(sb->tenant, b->dns_udp_fd, b->dns_tcp_fd, cl, 32);
 	b->diag_fd = b->connect_fd = b->transparent_fd = b->dns_udp_fd = b->dns_tcp_fd = -1;
 	if (rc != 0)
-		sandbox_refuse(err, "cannot serve the sandbox's gateway: %s", strerror(errno));
+		reason_set(err, "cannot serve the sandbox's gateway: %s", strerror(errno));
 	return rc != 0 ? -1 : 0;
 }
 
@@ -513,24 +499,24 @@ sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
 	if (p->req->n_grants == 0) {
 		if (p->req->home[0] == '\0')
 			return 0;
-		sandbox_refuse(err, "--home names where --grant copies from: give --grant too");
+		reason_set(err, "--home names where --grant copies from: give --grant too");
 		return -1;
 	}
 	if (p->req->n_grants > CORRAL_GRANTS_MAX) {
-		sandbox_refuse(err, "at most %d --grant options", CORRAL_GRANTS_MAX);
+		reason_set(err, "at most %d --grant options", CORRAL_GRANTS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < p->req->n_grants; i++) {
 		if (grant_find(p->req->grants[i], d->cfg->grants, d->cfg->ncredentials, &g) == -1) {
 			grant_names(d->cfg->grants, d->cfg->ncredentials, known, sizeof(known));
-			sandbox_refuse(err, "unknown grant '%s' (known: %s)", p->req->grants[i], known);
+			reason_set(err, "unknown grant '%s' (known: %s)", p->req->grants[i], known);
 			return -1;
 		}
 		p->grants[p->ngrants++] = (struct render_grant){ g.name, g.hosts, g.nhosts };
 	}
 	pw = p->req->home[0] != '\0' ? NULL : getpwuid(p->caller->uid == 0 ? p->uid : p->caller->uid);
 	if (p->req->home[0] == '\0' && (pw == NULL || pw->pw_dir[0] != '/')) {
-		sandbox_refuse(err, "--grant: no home to copy from; give --home DIR");
+		reason_set(err, "--grant: no home to copy from; give --home DIR");
 		return -1;
 	}
 	snprintf(p->grant_home, sizeof(p->grant_home), "%s", pw != NULL ? pw->pw_dir : p->req->home);
@@ -569,7 +555,7 @@ sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
 	if (sandbox_plan_grants(d, p, err) == -1)
 		return -1;
 	if (p->req->policy[0] != '\0' && p->req->profile[0] != '\0') {
-		sandbox_refuse(err, "give --profile or --policy, not both");
+		reason_set(err, "give --profile or --policy, not both");
 		return -1;
 	}
 	p->policy = p->req->policy[0] != '\0' ? sandbox_policy_given(p, err) :
@@ -620,7 +606,7 @@ sandbox_adopt(struct daemon *d, struct sandbox_plan *p, struct monitor_built *b,
 	sb->channel = exec_channel_new(d->base, b->channel_fd, sandbox_on_channel_lost, sb);
 	b->channel_fd = -1;
 	if (sb->channel == NULL) {
-		sandbox_refuse(err, "cannot serve the sandbox's exec channel");
+		reason_set(err, "cannot serve the sandbox's exec channel");
 		goto fail;
 	}
 	return sb;
@@ -734,7 +720,7 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	c->reserved = true;
 	code = WIRE_ERR_UNAVAILABLE;
 	if (!d->sandboxes_ok) {
-		sandbox_refuse(&err, "sandboxes cannot be built here: %s", d->monitor_why);
+		reason_set(&err, "sandboxes cannot be built here: %s", d->monitor_why);
 		goto refused;
 	}
 	sandbox_monitor_request(d, &c->plan, &mc);

@@ -26,17 +26,6 @@
 
 #define PROXY_ACCEPTS_PER_EVENT 64      /* accepts per readiness, so one listener cannot starve the loop */
 
-void
-proxy_limits_default(struct proxy_limits *l)
-{
-	l->header_max_bytes = PROXY_HEADER_MAX_BYTES;
-	l->handshake_timeout_ms = PROXY_HANDSHAKE_TIMEOUT_DEFAULT_MS;
-	l->connect_timeout_ms = PROXY_CONNECT_TIMEOUT_DEFAULT_MS;
-	l->idle_timeout_s = PROXY_IDLE_TIMEOUT_DEFAULT_S;
-	l->max_tunnels_per_tenant = PROXY_TUNNELS_PER_TENANT_DEFAULT;
-	l->max_tunnels = PROXY_TUNNELS_DEFAULT;
-}
-
 struct policy_gen *
 policy_gen_new(struct policy *policy, uint64_t number)
 {

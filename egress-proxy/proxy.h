@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "egress-proxy/denials.h"
+#include "egress-proxy/http.h"
 
 struct addr_policy;
 struct event_base;
@@ -21,9 +22,10 @@ struct proxy;
 struct proxy_tenant;
 struct resolver;
 
-/* Limits, each with a sane default in proxy_limits_default(). */
+/* Limits, each with a sane default in proxy_limits_default(); corrald.yaml's
+ * egress section sets them (the configuration holds this struct). */
 struct proxy_limits {
-	size_t header_max_bytes;        /* a request head; at most PROXY_HEADER_MAX_BYTES */
+	unsigned header_max_bytes;      /* a request head; at most PROXY_HEADER_MAX_BYTES */
 	unsigned handshake_timeout_ms;  /* accept to a complete head (or ClientHello) */
 	unsigned connect_timeout_ms;    /* dialling the upstream */
 	unsigned idle_timeout_s;        /* a tunnel with nothing moving */
@@ -39,7 +41,18 @@ struct proxy_limits {
 #define PROXY_ACCEPT_BACKOFF_MS 100     /* pause of accept after EMFILE */
 #define PROXY_SILENT_CLIENT_MS 1000     /* transparent: silence after which the server may speak first */
 
-void proxy_limits_default(struct proxy_limits *l);
+/* Fills L with the defaults (inline: the configuration, which holds the
+ * limits, is loaded without the proxy). */
+static inline void
+proxy_limits_default(struct proxy_limits *l)
+{
+	l->header_max_bytes = PROXY_HEADER_MAX_BYTES;
+	l->handshake_timeout_ms = PROXY_HANDSHAKE_TIMEOUT_DEFAULT_MS;
+	l->connect_timeout_ms = PROXY_CONNECT_TIMEOUT_DEFAULT_MS;
+	l->idle_timeout_s = PROXY_IDLE_TIMEOUT_DEFAULT_S;
+	l->max_tunnels_per_tenant = PROXY_TUNNELS_PER_TENANT_DEFAULT;
+	l->max_tunnels = PROXY_TUNNELS_DEFAULT;
+}
 
 /* A proxy on BASE resolving with RESOLVER, recording to LEDGER, checking
  * addresses with ADDRS; none of them is owned. NULL if out of memory. */

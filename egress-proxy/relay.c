@@ -13,6 +13,8 @@
 
 #include "egress-proxy/relay.h"
 
+#define RELAY_MOVE_BROKEN (-2)          /* relay_splice: the tunnel failed (no errno) */
+
 static void
 relay_finish(struct relay *r, enum relay_end end)
 {
@@ -102,7 +104,8 @@ relay_drain_pipe(struct relay *r)
 /* Moves up to WANT bytes from FROM to TO through the shared pipe, with no
  * copy through user space (splice(2): half the CPU of recv and send per
  * byte); what TO does not take now is read out of the pipe and kept. The
- * count read, 0 at end of file, -1 with errno, -2 when the tunnel fails. */
+ * count read, 0 at end of file, -1 with errno, RELAY_MOVE_BROKEN when the
+ * tunnel fails. */
 static ssize_t
 relay_splice(struct relay_dir *d, size_t want)
 {
@@ -115,7 +118,7 @@ relay_splice(struct relay_dir *d, size_t want)
 	w = splice(r->pipe_rd, NULL, d->to, NULL, (size_t)n, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 	if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 		relay_drain_pipe(r);
-		return -2;
+		return RELAY_MOVE_BROKEN;
 	}
 	if (w < 0)
 		w = 0;
@@ -125,9 +128,9 @@ relay_splice(struct relay_dir *d, size_t want)
 		return n;
 	if (read(r->pipe_rd, r->scratch, (size_t)(n - w)) != n - w) {
 		relay_drain_pipe(r);
-		return -2;
+		return RELAY_MOVE_BROKEN;
 	}
-	return relay_keep(d, r->scratch, (size_t)(n - w)) == -1 ? -2 : n;
+	return relay_keep(d, r->scratch, (size_t)(n - w)) == -1 ? RELAY_MOVE_BROKEN : n;
 }
 
 /* Reads up to WANT bytes of FROM: into the scratch buffer (*COPIED), or,
@@ -165,7 +168,7 @@ relay_on_read(struct relay_dir *d)
 		return;
 	}
 	n = relay_move(d, want, &copied);
-	if (n == -2) {
+	if (n == RELAY_MOVE_BROKEN) {
 		relay_finish(r, d->fail);
 		return;
 	}

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/reason.h"
 #include "common/timeutil.h"
 #include "egress-proxy/resolve.h"
 
@@ -94,23 +95,6 @@ struct resolver {
 };
 
 static const struct resolve_result no_result;
-
-static void
-set_error(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Stores a malloc'd message in *ERR (NULL when even that fails). */
-static void
-set_error(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
 
 static int64_t
 resolver_now_ns(const struct resolver *r)
@@ -579,11 +563,11 @@ channel_open(struct resolver *r, ares_channel *out, char **err)
 	o.sock_state_cb_data = r;
 	o.lookups = lookups_dns_only;
 	if ((rc = ares_init_options(out, &o, mask)) != ARES_SUCCESS) {
-		set_error(err, "c-ares: %s", ares_strerror(rc));
+		reason_set(err, "c-ares: %s", ares_strerror(rc));
 		return -1;
 	}
 	if (r->servers != NULL && (rc = ares_set_servers_ports(*out, r->servers)) != ARES_SUCCESS) {
-		set_error(err, "c-ares servers: %s", ares_strerror(rc));
+		reason_set(err, "c-ares servers: %s", ares_strerror(rc));
 		ares_destroy(*out);
 		return -1;
 	}
@@ -631,7 +615,7 @@ server_parse(const char *text, char **err)
 	unsigned long port;
 
 	if ((n = calloc(1, sizeof(*n))) == NULL) {
-		set_error(err, "out of memory");
+		reason_set(err, "out of memory");
 		return NULL;
 	}
 	if (server_split(text, host, &port) < 0)
@@ -645,7 +629,7 @@ server_parse(const char *text, char **err)
 	n->udp_port = n->tcp_port = (int)port;
 	return n;
 bad:
-	set_error(err, "DNS server \"%s\" is not an IP address with an optional port "
+	reason_set(err, "DNS server \"%s\" is not an IP address with an optional port "
 	    "(\"198.18.0.53\", \"198.18.0.53:5353\", \"[::1]:5353\")", text);
 	free(n);
 	return NULL;
@@ -687,7 +671,7 @@ resolver_new(struct event_base *base, const char *const *servers, size_t nserver
 	if (err != NULL)
 		*err = NULL;
 	if (r == NULL) {
-		set_error(err, "out of memory");
+		reason_set(err, "out of memory");
 		return NULL;
 	}
 	r->base = base;
@@ -699,11 +683,11 @@ resolver_new(struct event_base *base, const char *const *servers, size_t nserver
 	if (servers_set(r, servers, nservers, err) < 0)
 		goto fail;
 	if ((r->timer = evtimer_new(base, timer_fired, r)) == NULL) {
-		set_error(err, "out of memory");
+		reason_set(err, "out of memory");
 		goto fail;
 	}
 	if (ares_library_init(ARES_LIB_INIT_ALL) != ARES_SUCCESS) {
-		set_error(err, "c-ares: cannot initialise the library");
+		reason_set(err, "c-ares: cannot initialise the library");
 		goto fail;
 	}
 	r->library_ready = true;

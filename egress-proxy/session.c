@@ -31,6 +31,9 @@
 #include "policy/index.h"
 #include "policy/policy.h"
 
+#define SESSION_READ_ENDED (-1)         /* session_read_client: error or end of file */
+#define SESSION_READ_FULL (-2)          /* ... the head or hello reached its cap */
+
 enum session_state {
 	SESSION_READ_HEAD = 0,          /* reading the request head, under the handshake timer */
 	SESSION_RESOLVING,              /* the name is allowed; waiting for its addresses */
@@ -344,7 +347,8 @@ session_on_relay_done(enum relay_end end, void *arg)
 }
 
 /* Appends what the client sent, up to CAP bytes in all: the count read,
- * 0 when nothing was there, -1 on error or end of file, -2 at the cap.
+ * 0 when nothing was there, SESSION_READ_ENDED on error or end of file,
+ * SESSION_READ_FULL at the cap.
  * The bytes land in the loop's scratch buffer first and S keeps only what
  * came, so a waiting client costs no more memory than it sent. */
 static ssize_t
@@ -356,12 +360,12 @@ session_read_client(struct session *s, size_t cap)
 	ssize_t n;
 
 	if (s->in_len >= cap)
-		return -2;
+		return SESSION_READ_FULL;
 	n = recv(s->client_fd, scratch, room < RELAY_CHUNK_BYTES ? room : RELAY_CHUNK_BYTES, 0);
 	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		return errno == EAGAIN || errno == EINTR ? 0 : SESSION_READ_ENDED;
 	if (n == 0 || (grown = realloc(s->in, s->in_len + (size_t)n)) == NULL)
-		return -1;
+		return SESSION_READ_ENDED;
 	memcpy(grown + s->in_len, scratch, (size_t)n);
 	s->in = grown;
 	s->in_len += (size_t)n;
@@ -486,8 +490,8 @@ session_on_sniff(struct session *s)
 	bool ok = false;
 	ssize_t n = session_read_client(s, TLS_HELLO_MAX_BYTES);
 
-	if (n == -1 || n == -2) {
-		session_close(s, n == -2 ? "hello_too_large" : "client_closed");
+	if (n == SESSION_READ_ENDED || n == SESSION_READ_FULL) {
+		session_close(s, n == SESSION_READ_FULL ? "hello_too_large" : "client_closed");
 		return;
 	}
 	if (n > 0 && session_sni_decided(s, s->in + s->in_len - n, (size_t)n, &ok))
@@ -862,11 +866,11 @@ session_on_client_read(struct session *s)
 {
 	ssize_t n = session_read_client(s, session_proxy(s)->limits.header_max_bytes);
 
-	if (n == -1) {
+	if (n == SESSION_READ_ENDED) {
 		session_close(s, "client_closed");
 		return;
 	}
-	if (n == -2) {
+	if (n == SESSION_READ_FULL) {
 		session_fail(s, 431, http_err_reason(HTTP_ERR_TOO_LARGE));
 		return;
 	}
@@ -986,11 +990,11 @@ session_on_transparent_read(struct session *s)
 {
 	ssize_t n = session_read_client(s, TLS_HELLO_MAX_BYTES);
 
-	if (n == -1) {
+	if (n == SESSION_READ_ENDED) {
 		session_close(s, "client_closed");
 		return;
 	}
-	if (n == -2) {
+	if (n == SESSION_READ_FULL) {
 		session_name_from_dns(s);
 		return;
 	}

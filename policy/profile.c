@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/reason.h"
 #include "policy/load.h"
 #include "policy/name.h"
 #include "policy/profile.h"
@@ -130,23 +131,6 @@ profile_list(const char *dir, struct profile_list *out)
 	return err;
 }
 
-static void profile_message(char **message, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Sets *MESSAGE (when MESSAGE is not NULL) to a formatted line. */
-static void
-profile_message(char **message, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (message == NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(message, fmt, ap) < 0)
-		*message = NULL;
-	va_end(ap);
-}
-
 /* "standard, strict": the names of LIST joined, malloc'd; NULL if out of memory. */
 static char *
 profile_list_join(const struct profile_list *list)
@@ -186,13 +170,13 @@ profile_unknown(const char *dir, const char *name, const struct profile_list *kn
 	char *names;
 
 	if (known->count == 0) {
-		profile_message(message, "unknown profile '%s' (there are no "
+		reason_set(message, "unknown profile '%s' (there are no "
 		    "profiles in %s)", name, dir);
 		return PROFILE_ERR_UNKNOWN;
 	}
 	if ((names = profile_list_join(known)) == NULL)
 		return PROFILE_ERR_NOMEM;
-	profile_message(message, "unknown profile '%s' (known: %s)", name, names);
+	reason_set(message, "unknown profile '%s' (known: %s)", name, names);
 	free(names);
 	return PROFILE_ERR_UNKNOWN;
 }
@@ -209,7 +193,7 @@ profile_bad_name(const char *name, const char *why, char **message)
 	    i < PROFILE_NAME_SHOWN_MAX_BYTES; i++)
 		shown[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
 	shown[i] = '\0';
-	profile_message(message, "invalid profile name '%s%s': it %s", shown,
+	reason_set(message, "invalid profile name '%s%s': it %s", shown,
 	    name != NULL && name[i] != '\0' ? "..." : "", why);
 }
 
@@ -223,7 +207,7 @@ profile_load_known(const char *dir, const char *name, struct policy **out,
 	if (asprintf(&path, "%s/%s%s", dir, name, PROFILE_SUFFIX) < 0)
 		return PROFILE_ERR_NOMEM;
 	if (policy_load_file(path, out, diags) != 0) {
-		profile_message(message, "profile '%s' (%s) does not load", name, path);
+		reason_set(message, "profile '%s' (%s) does not load", name, path);
 		free(path);
 		return PROFILE_ERR_LOAD;
 	}
@@ -249,7 +233,7 @@ profile_load(const char *dir, const char *name, struct policy **out,
 		return PROFILE_ERR_BAD_NAME;
 	}
 	if ((err = profile_list(dir, &known)) == PROFILE_ERR_DIR)
-		profile_message(message, "cannot read the profiles folder %s: %s",
+		reason_set(message, "cannot read the profiles folder %s: %s",
 		    dir, strerror(errno));
 	else if (err == PROFILE_OK && !profile_list_has(&known, name))
 		err = profile_unknown(dir, name, &known, message);

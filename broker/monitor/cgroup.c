@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "broker/monitor/cgroup.h"
+#include "common/reason.h"
 #include "common/xmalloc.h"
 #include "policy/name.h"
 
-#define CGROUP_ERR_MAX_BYTES 512
 #define CGROUP_PROC_FILE_MAX_BYTES (1024 * 1024)  /* /proc/self/mountinfo and /proc/self/cgroup */
 #define CGROUP_SMALL_FILE_MAX_BYTES 4096          /* cgroup.events, cgroup.controllers, /proc/PID/cgroup */
 #define CGROUP_LEAVES (1 + CGROUP_RESOURCES)      /* v2 and at most one v1 hierarchy per resource */
@@ -52,22 +52,6 @@ struct cgroup_sandbox {
 	int v2_fd;                      /* the v2 leaf; -1 when it has none */
 	bool kill_by_signals;
 };
-
-/* Formats a reason into *ERR (when ERR is not NULL); returns -1. */
-static int __attribute__((format(printf, 2, 3)))
-cgroup_fail(char **err, const char *fmt, ...)
-{
-	char msg[CGROUP_ERR_MAX_BYTES];
-	va_list ap;
-
-	if (err == NULL)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	*err = xstrdup(msg);
-	return -1;
-}
 
 /* Joins DIR and NAME into OUT (PATH_MAX bytes); -1 and ENAMETOOLONG if too long. */
 static int
@@ -133,11 +117,11 @@ file_write(const char *dir, const char *file, const char *value, char **err)
 	int fd, ret = -1;
 
 	if (path_join(path, dir, file) == -1 || (fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return cgroup_fail(err, "cgroup: opening %s/%s: %s", dir, file, strerror(errno));
+		return reason_set(err, "cgroup: opening %s/%s: %s", dir, file, strerror(errno));
 	if (write(fd, value, len) == (ssize_t)len)
 		ret = 0;
 	else
-		cgroup_fail(err, "cgroup: writing \"%s\" to %s: %s", value, path, strerror(errno));
+		reason_set(err, "cgroup: writing \"%s\" to %s: %s", value, path, strerror(errno));
 	close(fd);
 	return ret;
 }
@@ -311,7 +295,7 @@ cgroup_host_discover_from(struct cgroup_host *host, const char *mountinfo,
 	if (host->v2.base[0] == '\0')
 		return 0;
 	if (file_read(host->v2.base, "cgroup.controllers", controllers, sizeof(controllers)) == -1)
-		return cgroup_fail(err, "cgroup: reading %s/cgroup.controllers: %s",
+		return reason_set(err, "cgroup: reading %s/cgroup.controllers: %s",
 		    host->v2.base, strerror(errno));
 	for (int r = 0; r < CGROUP_RESOURCES; r++)
 		host->v2_controller[r] = list_has(controllers, cgroup_controller[r]);
@@ -327,7 +311,7 @@ cgroup_host_discover(struct cgroup_host *host, char **err)
 	int ret;
 
 	if (mountinfo == NULL || self_cgroup == NULL)
-		ret = cgroup_fail(err, "cgroup: reading /proc/self/%s: %s",
+		ret = reason_set(err, "cgroup: reading /proc/self/%s: %s",
 		    mountinfo == NULL ? "mountinfo" : "cgroup", strerror(errno));
 	else
 		ret = cgroup_host_discover_from(host, mountinfo, self_cgroup, err);
@@ -352,10 +336,10 @@ static int
 check_names(const char *instance, const char *name, char **err)
 {
 	if (!policy_name_valid(instance))
-		return cgroup_fail(err, "cgroup: instance id \"%s\" %s", instance == NULL ? "" : instance,
+		return reason_set(err, "cgroup: instance id \"%s\" %s", instance == NULL ? "" : instance,
 		    instance == NULL ? "is missing" : policy_name_error(instance));
 	if (name != NULL && !policy_name_valid(name))
-		return cgroup_fail(err, "cgroup: sandbox name \"%s\" %s", name, policy_name_error(name));
+		return reason_set(err, "cgroup: sandbox name \"%s\" %s", name, policy_name_error(name));
 	return 0;
 }
 
@@ -370,16 +354,16 @@ cgroup_host_enter_leaf(struct cgroup_host *host, const char *instance, char **er
 	if (check_names(instance, NULL, err) == -1)
 		return -1;
 	if (snprintf(leaf, sizeof(leaf), "%s/%s%s", host->v2.base, CGROUP_LEAF_PREFIX, instance) >= PATH_MAX)
-		return cgroup_fail(err, "cgroup: %s: path too long", host->v2.base);
+		return reason_set(err, "cgroup: %s: path too long", host->v2.base);
 	if (mkdir(leaf, 0755) == -1 && errno != EEXIST)
-		return cgroup_fail(err, "cgroup: mkdir %s: %s", leaf, strerror(errno));
+		return reason_set(err, "cgroup: mkdir %s: %s", leaf, strerror(errno));
 	/* "0" is the writer: the whole process, every thread, moves. */
 	if (file_write(leaf, "cgroup.procs", "0", err) == -1)
 		return -1;
 	if ((n = file_read(host->v2.base, "cgroup.procs", procs, sizeof(procs))) == -1)
-		return cgroup_fail(err, "cgroup: reading %s/cgroup.procs: %s", host->v2.base, strerror(errno));
+		return reason_set(err, "cgroup: reading %s/cgroup.procs: %s", host->v2.base, strerror(errno));
 	if (n > 0)
-		return cgroup_fail(err, "cgroup: other processes remain in %s, so controllers cannot "
+		return reason_set(err, "cgroup: other processes remain in %s, so controllers cannot "
 		    "be enabled below it: run corrald as its own unit with Delegate=yes", host->v2.base);
 	host->v2_needs_leaf = false;
 	return 0;
@@ -468,12 +452,12 @@ make_roots(const struct cgroup_host *host, const struct cgroup_sandbox *sb, char
 
 	v2_enable_list(sb, enable, sizeof(enable));
 	if (enable[0] != '\0' && file_write(host->v2.base, "cgroup.subtree_control", enable, NULL) == -1)
-		return cgroup_fail(err, "cgroup: cannot enable \"%s\" below %s: %s%s", enable,
+		return reason_set(err, "cgroup: cannot enable \"%s\" below %s: %s%s", enable,
 		    host->v2.base, strerror(errno), errno != EBUSY ? "" :
 		    " (it holds processes: run corrald as its own unit with Delegate=yes)");
 	for (size_t i = 0; i < sb->leaves; i++)
 		if (mkdir(sb->leaf[i].root, 0755) == -1 && errno != EEXIST)
-			return cgroup_fail(err, "cgroup: mkdir %s: %s", sb->leaf[i].root, strerror(errno));
+			return reason_set(err, "cgroup: mkdir %s: %s", sb->leaf[i].root, strerror(errno));
 	if (enable[0] != '\0' && file_write(sb->leaf[0].root, "cgroup.subtree_control", enable, err) == -1)
 		return -1;
 	return 0;
@@ -486,13 +470,13 @@ make_leaves(struct cgroup_sandbox *sb, char **err)
 {
 	for (size_t i = 0; i < sb->leaves; i++) {
 		if (mkdir(sb->leaf[i].path, 0755) == -1)
-			return cgroup_fail(err, "cgroup: mkdir %s: %s%s", sb->leaf[i].path, strerror(errno),
+			return reason_set(err, "cgroup: mkdir %s: %s%s", sb->leaf[i].path, strerror(errno),
 			    errno == EEXIST ? " (a leftover: corral reap removes it)" : "");
 		sb->leaf[i].made = true;
 	}
 	sb->v2_fd = open(sb->leaf[0].path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sb->v2_fd == -1)
-		return cgroup_fail(err, "cgroup: opening %s: %s", sb->leaf[0].path, strerror(errno));
+		return reason_set(err, "cgroup: opening %s: %s", sb->leaf[0].path, strerror(errno));
 	return 0;
 }
 
@@ -560,7 +544,7 @@ static int
 check_limits(const struct cgroup_limits *lim, char **err)
 {
 	if (lim->cpu_milli != 0 && (lim->cpu_milli < CGROUP_CPU_MIN_MILLI || lim->cpu_milli > CGROUP_CPU_MAX_MILLI))
-		return cgroup_fail(err, "cgroup: a CPU limit of %u milli-CPUs is outside %d..%d",
+		return reason_set(err, "cgroup: a CPU limit of %u milli-CPUs is outside %d..%d",
 		    lim->cpu_milli, CGROUP_CPU_MIN_MILLI, CGROUP_CPU_MAX_MILLI);
 	return 0;
 }
@@ -576,7 +560,7 @@ cgroup_sandbox_create(const struct cgroup_host *host, const char *instance, cons
 		return -1;
 	/* Without v2 nothing could track, kill or identify the sandbox. */
 	if (host->v2.base[0] == '\0')
-		return cgroup_fail(err, "cgroup: no cgroup v2 hierarchy is mounted; corral needs one "
+		return reason_set(err, "cgroup: no cgroup v2 hierarchy is mounted; corral needs one "
 		    "to track sandboxes");
 	sb = sandbox_new(host, instance, name, false);
 	if (make_roots(host, sb, err) == -1 || make_leaves(sb, err) == -1 ||
@@ -642,7 +626,7 @@ cgroup_sandbox_open(const struct cgroup_host *host, const char *instance, const 
 	if ((*out)->leaves == 0) {
 		cgroup_sandbox_free(*out);
 		*out = NULL;
-		return cgroup_fail(err, "cgroup: sandbox %s has no cgroup under instance %s", name, instance);
+		return reason_set(err, "cgroup: sandbox %s has no cgroup under instance %s", name, instance);
 	}
 	return 0;
 }
@@ -730,7 +714,7 @@ cgroup_sandbox_procs(const struct cgroup_sandbox *sb, pid_t *pids, size_t max, c
 		return 0;
 	n = tree_each_pid(sb->leaf[0].path, pid_store, &sink);
 	if (n == -1)
-		return cgroup_fail(err, "cgroup: reading the processes of %s: %s", sb->leaf[0].path,
+		return reason_set(err, "cgroup: reading the processes of %s: %s", sb->leaf[0].path,
 		    strerror(errno));
 	return n;
 }
@@ -757,7 +741,7 @@ sandbox_populated(const struct cgroup_sandbox *sb, char **err)
 		}
 		n = tree_each_pid(sb->leaf[i].path, pid_ignore, NULL);
 		if (n == -1 && errno != ENOENT)
-			return cgroup_fail(err, "cgroup: reading %s: %s", sb->leaf[i].path, strerror(errno));
+			return reason_set(err, "cgroup: reading %s: %s", sb->leaf[i].path, strerror(errno));
 		if (n > 0)
 			return 1;
 	}
@@ -828,7 +812,7 @@ kill_wait(const struct cgroup_sandbox *sb, bool signal_v2, char **err)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while ((populated = sandbox_populated(sb, err)) == 1) {
 		if (elapsed_ms(&start) >= CGROUP_KILL_WAIT_MS)
-			return cgroup_fail(err, "cgroup: sandbox %s still holds processes %d ms after "
+			return reason_set(err, "cgroup: sandbox %s still holds processes %d ms after "
 			    "being killed", sb->name, CGROUP_KILL_WAIT_MS);
 		for (size_t i = 0; i < sb->leaves; i++) {
 			struct cgroup_leaf leaf = sb->leaf[i];
@@ -884,7 +868,7 @@ rmdir_tree(const char *dir, char **err)
 		if (errno == ENOENT)
 			return 0;
 		if (errno != EBUSY || elapsed_ms(&start) >= CGROUP_RMDIR_WAIT_MS)
-			return cgroup_fail(err, "cgroup: rmdir %s: %s", dir, strerror(errno));
+			return reason_set(err, "cgroup: rmdir %s: %s", dir, strerror(errno));
 		usleep(CGROUP_POLL_FIRST_US);
 	}
 	return 0;
@@ -931,7 +915,7 @@ collect_names(const char *root, struct name_list *list, char **err)
 	size_t i;
 
 	if (d == NULL)
-		return errno == ENOENT ? 0 : cgroup_fail(err, "cgroup: opening %s: %s", root, strerror(errno));
+		return errno == ENOENT ? 0 : reason_set(err, "cgroup: opening %s: %s", root, strerror(errno));
 	while ((de = readdir(d)) != NULL && list->len < CGROUP_LIST_MAX) {
 		if (de->d_type != DT_DIR || !policy_name_valid(de->d_name))
 			continue;

@@ -26,6 +26,7 @@
 #include "broker/monitor/spawn.h"
 #include "broker/monitor/netlink.h"
 #include "common/log.h"
+#include "common/reason.h"
 #include "common/sock.h"
 #include "common/xmalloc.h"
 #include "policy/name.h"
@@ -75,28 +76,11 @@ privop_hash(const char *s)
 	return h;
 }
 
-static void
-privop_fail(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-privop_fail(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL)
-		return;
-	free(*err);
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) == -1)
-		*err = NULL;
-	va_end(ap);
-}
-
 /* Takes over a reason a module allocated, prefixed with what was being done. */
 static void
 privop_fail_with(char **err, const char *what, char *why)
 {
-	privop_fail(err, "%s: %s", what, why != NULL ? why : "failed");
+	reason_set(err, "%s: %s", what, why != NULL ? why : "failed");
 	free(why);
 }
 
@@ -115,14 +99,14 @@ privop_setup_dirs(struct privop *p, char **err)
 	    errno != EEXIST) || (p->sandboxes_fd = openat(state, "sandboxes",
 	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1 ||
 	    fstat(p->sandboxes_fd, &st) == -1) {
-		privop_fail(err, "cannot open %s: %s", p->sandboxes_dir, strerror(errno));
+		reason_set(err, "cannot open %s: %s", p->sandboxes_dir, strerror(errno));
 		if (state != -1)
 			close(state);
 		return -1;
 	}
 	close(state);
 	if (st.st_uid != 0 || fchmod(p->sandboxes_fd, PRIVOP_DIR_MODE) == -1) {
-		privop_fail(err, "%s is not root's own folder; remove it", p->sandboxes_dir);
+		reason_set(err, "%s is not root's own folder; remove it", p->sandboxes_dir);
 		return -1;
 	}
 	return 0;
@@ -135,11 +119,11 @@ privop_setup_fence(struct privop *p, char **err)
 	    GATEWAY_TRANSPARENT_PORT };
 
 	if ((p->fence = fence_new(p->instance)) == NULL) {
-		privop_fail(err, "fence: %s", strerror(errno));
+		reason_set(err, "fence: %s", strerror(errno));
 		return -1;
 	}
 	if (fence_install(p->fence, p->group, &ports) == -1) {
-		privop_fail(err, "fence: %s", fence_reason(p->fence));
+		reason_set(err, "fence: %s", fence_reason(p->fence));
 		return -1;
 	}
 	return 0;
@@ -213,19 +197,19 @@ privop_watch_host(struct privop *p, const char *cgroup_path, char **err)
 	int cg, saved;
 
 	if (p->bpf == NULL) {
-		privop_fail(err, "the identification program is not loaded");
+		reason_set(err, "the identification program is not loaded");
 		return -1;
 	}
 	/* The operator's config names it; opened without following a link. */
 	if ((cg = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		privop_fail(err, "%s: %s", cgroup_path, strerror(errno));
+		reason_set(err, "%s: %s", cgroup_path, strerror(errno));
 		return -1;
 	}
 	p->host_watch = bpfload_attach(p->bpf, cg);
 	saved = errno;
 	close(cg);
 	if (p->host_watch == NULL) {
-		privop_fail(err, "%s: the identification program cannot watch it: %s",
+		reason_set(err, "%s: the identification program cannot watch it: %s",
 		    cgroup_path, strerror(saved));
 		return -1;
 	}
@@ -306,7 +290,7 @@ privop_make_home(struct privop *p, const struct monitor_create *req, char *home,
 	int dir;
 
 	if (snprintf(home, size, "%s/%s/home", p->sandboxes_dir, req->name) >= (int)size) {
-		privop_fail(err, "the state folder's path is too long");
+		reason_set(err, "the state folder's path is too long");
 		return -1;
 	}
 	/* Whatever an earlier sandbox of that name left goes first: a home
@@ -315,7 +299,7 @@ privop_make_home(struct privop *p, const struct monitor_create *req, char *home,
 	if ((dir = privop_mkdir_open(p->sandboxes_fd, req->name, PRIVOP_DIR_MODE)) == -1 ||
 	    (*home_fd = privop_mkdir_open(dir, "home", PRIVOP_HOME_MODE)) == -1 ||
 	    fchown(*home_fd, req->uid, req->gid) == -1) {
-		privop_fail(err, "cannot make the sandbox's home %s: %s", home, strerror(errno));
+		reason_set(err, "cannot make the sandbox's home %s: %s", home, strerror(errno));
 		if (dir != -1)
 			close(dir);
 		return -1;
@@ -428,7 +412,7 @@ privop_wire(struct privop *p, unsigned slot, int netns, struct in_addr gw,
 	rc = 0;
 out:
 	if (rc == -1)
-		privop_fail(err, "network: %s", in != NULL ? nl_reason(in) :
+		reason_set(err, "network: %s", in != NULL ? nl_reason(in) :
 		    nl != NULL ? nl_reason(nl) : strerror(errno));
 	nl_close(in);
 	nl_close(nl);
@@ -498,7 +482,7 @@ privop_grant_home(const struct monitor_create *req, char **err)
 		return -1;
 	}
 	if (req->caller_uid != 0 && (fstat(fd, &st) == -1 || st.st_uid != req->caller_uid)) {
-		privop_fail(err, "--home %s is not yours: grants copy only from your own home",
+		reason_set(err, "--home %s is not yours: grants copy only from your own home",
 		    req->grant_home);
 		close(fd);
 		return -1;
@@ -520,13 +504,13 @@ privop_grants(struct privop *p, const struct monitor_create *req, int home_fd,
 	if (req->n_grants == 0)
 		return 0;
 	if (req->n_grants > CORRAL_GRANTS_MAX || req->grant_home == NULL) {
-		privop_fail(err, "refused: at most %d grants, and a home to copy them from",
+		reason_set(err, "refused: at most %d grants, and a home to copy them from",
 		    CORRAL_GRANTS_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < req->n_grants; i++)
 		if (grant_find(req->grants[i], p->cfg.grants, p->cfg.ngrants, &grants[i]) == -1) {
-			privop_fail(err, "refused: unknown grant '%s'", req->grants[i]);
+			reason_set(err, "refused: unknown grant '%s'", req->grants[i]);
 			return -1;
 		}
 	if ((spec.src_home_fd = privop_grant_home(req, err)) == -1)
@@ -577,13 +561,13 @@ privop_watch(struct privop *p, struct privop_sandbox *s, struct monitor_built *o
 	out->map_fd = -1;
 	out->diag_fd = privop_in_netns(p, spawn_netns_fd(s->sp), sock_diag_open);
 	if (out->diag_fd == -1) {
-		privop_fail(err, "identification: %s", strerror(errno));
+		reason_set(err, "identification: %s", strerror(errno));
 		return -1;
 	}
 	if (p->bpf == NULL)
 		return 0;
 	if ((s->watch = bpfload_attach(p->bpf, cgroup_sandbox_v2_fd(s->cg))) == NULL) {
-		privop_fail(err, "identification: cannot watch the sandbox's cgroup");
+		reason_set(err, "identification: cannot watch the sandbox's cgroup");
 		return -1;
 	}
 	out->map_fd = bpfload_map_fd(p->bpf);
@@ -599,7 +583,7 @@ privop_gateway_socket(struct in_addr gw, uint16_t port, int type, char **err)
 	int fd = sock_bind((struct sockaddr *)&at, sizeof(at), type);
 
 	if (fd == -1)
-		privop_fail(err, "cannot listen on the sandbox's gateway port %u: %s",
+		reason_set(err, "cannot listen on the sandbox's gateway port %u: %s",
 		    (unsigned)port, strerror(errno));
 	return fd;
 }
@@ -635,7 +619,7 @@ privop_finish(struct privop *p, const struct monitor_create *req,
 	/* Fail closed: under hard_requirement a missing layer is a refusal
 	 * that names it, never a sandbox silently missing it. */
 	if (req->hard_requirement && out->n_missing > 0) {
-		privop_fail(err, "%s is not available on this machine (landlock.compatibility "
+		reason_set(err, "%s is not available on this machine (landlock.compatibility "
 		    "is hard_requirement; best_effort would start it as partial)", out->missing[0]);
 		return -1;
 	}
@@ -664,7 +648,7 @@ privop_check(struct privop *p, const struct monitor_create *req, struct monitor_
 		why = "the home grants are copied from is not an absolute path";
 	if (why == NULL)
 		return 0;
-	privop_fail(err, "refused: %s", why);
+	reason_set(err, "refused: %s", why);
 	return -1;
 }
 

@@ -26,6 +26,7 @@
 
 #include "common/initproto.h"
 #include "broker/monitor/spawn.h"
+#include "common/reason.h"
 #include "common/xmalloc.h"
 
 #define SPAWN_NAME_MAX_BYTES 63
@@ -63,21 +64,6 @@ struct spawn {
 	struct initproto_spec ispec;    /* its text borrowed from the caller's spec */
 	char *workdir;
 };
-
-/* Sets *ERR to the formatted reason and returns -1. */
-static int __attribute__((format(printf, 2, 3)))
-spawn_refuse(char **err, const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		s = xstrdup("out of memory");
-	va_end(ap);
-	*err = s;
-	return -1;
-}
 
 /* True when NAME matches ^[a-z0-9][a-z0-9-]{0,62}$. */
 static bool
@@ -152,31 +138,31 @@ spawn_check(const struct spawn_spec *s, char **err)
 	size_t i, j;
 
 	if (s->name == NULL || !spawn_name_ok(s->name))
-		return spawn_refuse(err, "sandbox name refused: it must match ^[a-z0-9][a-z0-9-]{0,62}$");
+		return reason_set(err, "sandbox name refused: it must match ^[a-z0-9][a-z0-9-]{0,62}$");
 	/* THREATS, "Root inside": uid 0 without capabilities still owns the host's files. */
 	if (s->uid == 0 || s->gid == 0)
-		return spawn_refuse(err, "run_as %u:%u refused: a sandbox never runs as uid or "
+		return reason_set(err, "run_as %u:%u refused: a sandbox never runs as uid or "
 		    "gid 0; use --run-as with a regular user", s->uid, s->gid);
 	if (s->n_roots == 0 || s->n_roots > CORRAL_ROOTS_MAX)
-		return spawn_refuse(err, "a sandbox needs 1 to %d roots", CORRAL_ROOTS_MAX);
+		return reason_set(err, "a sandbox needs 1 to %d roots", CORRAL_ROOTS_MAX);
 	if (s->n_caller_groups > SPAWN_GROUPS_MAX)
-		return spawn_refuse(err, "the caller has more than %d groups", SPAWN_GROUPS_MAX);
+		return reason_set(err, "the caller has more than %d groups", SPAWN_GROUPS_MAX);
 	for (i = 0; i < s->n_roots; i++) {
 		why = spawn_root_refusal(s->roots[i].path);
 		if (why != NULL)
-			return spawn_refuse(err, "root %s refused: it %s", s->roots[i].path, why);
+			return reason_set(err, "root %s refused: it %s", s->roots[i].path, why);
 		for (j = 0; j < i; j++) {
 			if (strcmp(s->roots[i].path, s->roots[j].path) == 0)
-				return spawn_refuse(err, "root %s is named twice", s->roots[i].path);
+				return reason_set(err, "root %s is named twice", s->roots[i].path);
 		}
 	}
 	if (!spawn_path_ok(s->home) || (s->workdir != NULL && !spawn_path_ok(s->workdir)) ||
 	    (s->runtime != NULL && !spawn_path_ok(s->runtime)) || !spawn_path_ok(s->init_path))
-		return spawn_refuse(err, "HOME, the working folder, the runtime folder and "
+		return reason_set(err, "HOME, the working folder, the runtime folder and "
 		    "corral-init must be absolute paths");
 	if (s->gateway == NULL || (inet_pton(AF_INET, s->gateway, addr) != 1 &&
 	    inet_pton(AF_INET6, s->gateway, addr) != 1))
-		return spawn_refuse(err, "the gateway is not an IP address");
+		return reason_set(err, "the gateway is not an IP address");
 	return 0;
 }
 
@@ -201,18 +187,18 @@ spawn_open_root(const struct monitor_root *r, char **err)
 
 	fd = spawn_open_path(r->path);
 	if (fd == -1)
-		return spawn_refuse(err, "root %s refused: %s%s", r->path, strerror(errno),
+		return reason_set(err, "root %s refused: %s%s", r->path, strerror(errno),
 		    errno == ELOOP ? " (a symlink is on the path: name the folder it leads to)" : "");
 	/* AT_EACCESS: the check uses fsuid and fsgid, the caller's. */
 	if (syscall(SYS_faccessat2, fd, "", mode, AT_EACCESS | AT_EMPTY_PATH) == -1) {
 		close(fd);
-		return spawn_refuse(err, "root %s refused: you may not %s it", r->path,
+		return reason_set(err, "root %s refused: you may not %s it", r->path,
 		    r->read_only ? "read" : "read and write");
 	}
 	/* A root holding ~/.gnupg would show the gpg agent's socket. */
 	if (faccessat(fd, ".gnupg", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 		close(fd);
-		return spawn_refuse(err, "root %s refused: it holds .gnupg, whose agent socket "
+		return reason_set(err, "root %s refused: it holds .gnupg, whose agent socket "
 		    "the sandbox could reach; name a folder inside it", r->path);
 	}
 	return fd;
@@ -225,11 +211,11 @@ static int
 spawn_become_caller(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, char **err)
 {
 	if (syscall(SYS_setgroups, ngroups, groups) == -1)
-		return spawn_refuse(err, "setgroups: %s", strerror(errno));
+		return reason_set(err, "setgroups: %s", strerror(errno));
 	setfsgid(gid);
 	setfsuid(uid);
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
-		return spawn_refuse(err, "could not take the caller's file-system identity");
+		return reason_set(err, "could not take the caller's file-system identity");
 	return 0;
 }
 
@@ -277,14 +263,14 @@ spawn_open_answer(int sock, const struct spawn_opener *o, int *fds, char **err)
 
 	seqmsg_init(m, 0);
 	if (poll(&p, 1, SPAWN_OPEN_TIMEOUT_MS) != 1)
-		spawn_refuse(err, "opening the folders as the caller took more than %d ms "
+		reason_set(err, "opening the folders as the caller took more than %d ms "
 		    "(a file system that does not answer?)", SPAWN_OPEN_TIMEOUT_MS);
 	else if (seqmsg_recv(sock, m) != 1)
-		spawn_refuse(err, "the folders could not be opened as the caller");
+		reason_set(err, "the folders could not be opened as the caller");
 	else if (m->type == SPAWN_OPEN_REFUSED && seqmsg_get_str(m, &text) == 0)
-		spawn_refuse(err, "%s", text);
+		reason_set(err, "%s", text);
 	else if (m->type != SPAWN_OPENED || seqmsg_get_end(m, o->n) == -1)
-		spawn_refuse(err, "the folders could not be opened as the caller");
+		reason_set(err, "the folders could not be opened as the caller");
 	else
 		rc = 0;
 	for (size_t i = 0; rc == 0 && i < o->n; i++)
@@ -305,11 +291,11 @@ spawn_open_as(const struct spawn_opener *o, int *fds, char **err)
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return spawn_refuse(err, "socketpair: %s", strerror(errno));
+		return reason_set(err, "socketpair: %s", strerror(errno));
 	if ((pid = fork()) == -1) {
 		close(sv[0]);
 		close(sv[1]);
-		return spawn_refuse(err, "fork: %s", strerror(errno));
+		return reason_set(err, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		close(sv[0]);
@@ -351,7 +337,7 @@ spawn_open_one_dir(const void *arg, int *fds, char **err)
 	const char *path = arg;
 
 	if ((fds[0] = spawn_open_path(path)) == -1)
-		return spawn_refuse(err, "%s: %s%s", path, strerror(errno), errno == ELOOP ?
+		return reason_set(err, "%s: %s%s", path, strerror(errno), errno == ELOOP ?
 		    " (a symlink is on the path: name the folder it leads to)" : "");
 	return 0;
 }
@@ -379,7 +365,7 @@ spawn_clone_trees(int *fds, size_t n, const struct spawn_spec *s, char **err)
 		tree = open_tree(fds[i], "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 		    AT_RECURSIVE | AT_EMPTY_PATH);
 		if (tree == -1)
-			return spawn_refuse(err, "cloning the mount tree of %s: %s",
+			return reason_set(err, "cloning the mount tree of %s: %s",
 			    i < s->n_roots ? s->roots[i].path : s->home, strerror(errno));
 		close(fds[i]);
 		fds[i] = tree;
@@ -444,7 +430,7 @@ spawn_clone(struct spawn *sp, int chan, const char *init_path, int cgroup_fd, ch
 		a.procs = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
 	if (cgroup_fd >= 0 && a.procs == -1) {
 		free(stack);
-		return spawn_refuse(err, "opening the sandbox's cgroup.procs: %s", strerror(errno));
+		return reason_set(err, "opening the sandbox's cgroup.procs: %s", strerror(errno));
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &saved);
@@ -455,11 +441,11 @@ spawn_clone(struct spawn *sp, int chan, const char *init_path, int cgroup_fd, ch
 	if (a.procs != -1)
 		close(a.procs);
 	if (pid == -1)
-		return spawn_refuse(err, "clone of corral-init: %s", strerror(errno));
+		return reason_set(err, "clone of corral-init: %s", strerror(errno));
 	if (a.err != 0) {
 		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 			;
-		return spawn_refuse(err, "starting corral-init (%s): %s: %s", init_path, a.step,
+		return reason_set(err, "starting corral-init (%s): %s: %s", init_path, a.step,
 		    strerror(a.err));
 	}
 	return pid;
@@ -502,7 +488,7 @@ spawn_launch(struct spawn *sp, const struct spawn_spec *s, char **err)
 	int sv[2];
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return spawn_refuse(err, "socketpair: %s", strerror(errno));
+		return reason_set(err, "socketpair: %s", strerror(errno));
 	sp->chan = sv[0];
 	sp->pid = spawn_clone(sp, sv[1], s->init_path, s->cgroup_fd, err);
 	close(sv[1]);
@@ -511,7 +497,7 @@ spawn_launch(struct spawn *sp, const struct spawn_spec *s, char **err)
 	snprintf(ns, sizeof(ns), "/proc/%d/ns/net", (int)sp->pid);
 	sp->netns = open(ns, O_RDONLY | O_CLOEXEC);
 	if (sp->netns == -1)
-		return spawn_refuse(err, "opening %s: %s", ns, strerror(errno));
+		return reason_set(err, "opening %s: %s", ns, strerror(errno));
 	return 0;
 }
 
@@ -548,7 +534,7 @@ spawn_start(const struct spawn_spec *s, char **err)
 	fds[s->n_roots] = s->home_fd != -1 ? fcntl(s->home_fd, F_DUPFD_CLOEXEC, 0) :
 	    spawn_open_path(s->home);
 	if (fds[s->n_roots] == -1) {
-		spawn_refuse(err, "HOME %s: %s", s->home, strerror(errno));
+		reason_set(err, "HOME %s: %s", s->home, strerror(errno));
 		goto fail;
 	}
 	if (spawn_clone_trees(fds, s->n_roots + 1, s, err) == -1)
@@ -580,7 +566,7 @@ spawn_ready(struct spawn *sp, int timeout_ms, char **err)
 
 	initproto_spec_encode(m, &sp->ispec);
 	if (seqmsg_send(sp->chan, m) == -1) {
-		spawn_refuse(err, "sandbox %s: sending the spec to corral-init: %s", sp->name,
+		reason_set(err, "sandbox %s: sending the spec to corral-init: %s", sp->name,
 		    strerror(errno));
 		goto out;
 	}
@@ -590,7 +576,7 @@ spawn_ready(struct spawn *sp, int timeout_ms, char **err)
 		n = poll(&p, 1, timeout_ms);
 	} while (n == -1 && errno == EINTR);
 	if (n == 0) {
-		spawn_refuse(err, "sandbox %s: corral-init did not answer within %d ms",
+		reason_set(err, "sandbox %s: corral-init did not answer within %d ms",
 		    sp->name, timeout_ms);
 		goto out;
 	}
@@ -603,9 +589,9 @@ spawn_ready(struct spawn *sp, int timeout_ms, char **err)
 		rc = 0;
 	} else if (n == 1 && m->type == INITPROTO_ERROR && seqmsg_get_u32(m, &flags) == 0 &&
 	    seqmsg_get_str(m, &text) == 0) {
-		spawn_refuse(err, "sandbox %s refused by corral-init: %s", sp->name, text);
+		reason_set(err, "sandbox %s refused by corral-init: %s", sp->name, text);
 	} else {
-		spawn_refuse(err, "sandbox %s: corral-init %s", sp->name,
+		reason_set(err, "sandbox %s: corral-init %s", sp->name,
 		    n == 0 ? "exited before answering" : "answered something else than READY");
 	}
 out:
