@@ -17,6 +17,7 @@
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
+#include "broker/shell.h"
 #include "common/log.h"
 #include "common/sock.h"
 #include "common/xmalloc.h"
@@ -356,6 +357,9 @@ daemon_sandboxes_start(struct daemon *d)
 	}
 	if ((n = daemon_reap(d, NULL, NULL, NULL, NULL)) > 0)
 		log_info("reaped %zu leftovers of a broker that is gone", n);
+	/* Exec streams and shells let go of a sandbox before it goes. */
+	sandbox_on_gone(d, api_exec_sandbox_gone);
+	sandbox_on_gone(d, shell_sandbox_gone);
 	return 0;
 }
 

@@ -3,6 +3,8 @@
 #ifndef CORRAL_DAEMON_H
 #define CORRAL_DAEMON_H
 
+#include "broker/sandbox.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -47,6 +49,8 @@ struct daemon {
 	char *monitor_why;
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */
+	sandbox_gone_fn gone_hooks[SANDBOX_GONE_HOOKS_MAX];     /* sandbox_on_gone() */
+	size_t ngone_hooks;
 };
 
 typedef void (*daemon_reap_fn)(const char *what, void *arg);

@@ -23,7 +23,6 @@
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
-#include "broker/shell.h"
 #include "common/log.h"
 #include "common/reason.h"
 #include "common/timeutil.h"
@@ -735,6 +734,14 @@ refused:
 }
 
 void
+sandbox_on_gone(struct daemon *d, sandbox_gone_fn fn)
+{
+	if (d->ngone_hooks == SANDBOX_GONE_HOOKS_MAX)
+		fatalx("%s: too many hooks", __func__);
+	d->gone_hooks[d->ngone_hooks++] = fn;
+}
+
+void
 sandbox_delete(struct daemon *d, struct sandbox *sb)
 {
 	struct sandbox **pp;
@@ -745,10 +752,11 @@ sandbox_delete(struct daemon *d, struct sandbox *sb)
 			*pp = sb->next;
 			break;
 		}
-	/* The tunnels go first, then corral-init (its channel), then what
-	 * the monitor holds: cgroups (every process), the namespace, HOME. */
-	api_exec_sandbox_gone(sb);
-	shell_sandbox_gone(sb);
+	/* Its users let go first, then the tunnels, then corral-init (its
+	 * channel), then what the monitor holds: cgroups (every process),
+	 * the namespace, HOME. */
+	for (size_t i = 0; i < d->ngone_hooks; i++)
+		d->gone_hooks[i](sb);
 	proxy_tenant_free(sb->tenant);
 	exec_channel_free(sb->channel);
 	if (privsep_destroy(d->privsep, sb->name, &err) == -1)

@@ -77,7 +77,14 @@ typedef void (*sandbox_created_fn)(struct daemon *d, struct sandbox *sb, const c
  * (a request refused outright). */
 void sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__SandboxCreate *req, sandbox_created_fn done, void *arg);
-/* Tears SB down and forgets it. */
+/* Who must let go of a sandbox before it goes: the layers above this one
+ * (exec streams, shells) register here, so this file names none of them. */
+typedef void (*sandbox_gone_fn)(struct sandbox *sb);
+#define SANDBOX_GONE_HOOKS_MAX 4
+/* Adds FN to the hooks sandbox_delete calls first, in the order added. */
+void sandbox_on_gone(struct daemon *d, sandbox_gone_fn fn);
+/* Tears SB down and forgets it: the hooks, then its tunnels, its channel
+ * (corral-init ends) and what the monitor holds. */
 void sandbox_delete(struct daemon *d, struct sandbox *sb);
 /* The sandbox NAME, or NULL. */
 struct sandbox *sandbox_find(struct daemon *d, const char *name);

@@ -9,24 +9,12 @@
 
 #include "egress-proxy/identify.h"
 #include "egress-proxy/ledger.h"
+#include "egress-proxy/policygen.h"
 #include "egress-proxy/proxy.h"
 
 struct event;
 struct http_request;
 struct session;
-
-/* A policy and its decision index, shared by the connections decided
- * under it; freed when the last of them ends. */
-struct policy_gen {
-	unsigned refs;
-	uint64_t number;
-	struct policy *policy;
-	struct policy_index *index;
-};
-
-struct policy_gen *policy_gen_new(struct policy *policy, uint64_t number);
-struct policy_gen *policy_gen_ref(struct policy_gen *g);
-void policy_gen_unref(struct policy_gen *g);
 
 struct proxy_listener {
 	struct proxy_tenant *tenant;
