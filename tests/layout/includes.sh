@@ -76,4 +76,13 @@ put tests/unit/test_x.c '#include "broker/monitor/privop.h"' '#include "broker/s
 out=$("$check" "$fake" 2>&1)
 check_eq "what each process may include passes (tests may include anything)" "" "$out"
 
+# ARCHITECTURE.md's table of what runs as root lists the monitor's folder,
+# file for file ("`x.c`, `.h`" names both).
+listed=$(sed -n '/^## What runs as root/,/^## /p' "$top_srcdir/ARCHITECTURE.md" |
+	sed -n 's/^| \(`[^|]*\) |.*/\1/p' | tr -d '`' | tr ',' '\n' |
+	awk '{ gsub(/ /, ""); if ($0 ~ /^\./) print base $0; else { print; base = $0; sub(/\.[^.]*$/, "", base) } }' |
+	LC_ALL=C sort)
+present=$(cd "$top_srcdir/broker/monitor" && ls -- *.c *.h | LC_ALL=C sort)
+check_eq "ARCHITECTURE.md lists every file of broker/monitor/ and no other" "$present" "$listed"
+
 tap_done
