@@ -1,4 +1,4 @@
-/* The exec stream (DESIGN section 5): a control connection whose first
+/* The exec stream (PROTOCOL.md section 4): a control connection whose first
  * frame started a command becomes a two-way stream of ExecSandboxInput
  * frames in and ExecSandboxEvent frames out, until the exit event. */
 #include "config.h"

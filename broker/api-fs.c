@@ -1,10 +1,10 @@
-/* The file API (DESIGN sections 4 and 6): FsRead, FsWrite, FsEdit, FsList
- * and FsGrep. The broker checks who asks and the write guard, then hands
- * the operation to the sandbox's corral-init, which runs it in a child
- * under exactly a workload's layers (broker/init/fsop.c); the broker never
- * opens a path of the sandbox itself. The input and the result travel in
- * memfds: nothing is streamed, and the result is read once the child has
- * exited. */
+/* The file API (`corral fs` in corral(1), write_guard in corral-policy(5)):
+ * FsRead, FsWrite, FsEdit, FsList and FsGrep. The broker checks who asks and
+ * the write guard, then hands the operation to the sandbox's corral-init,
+ * which runs it in a child under exactly a workload's layers
+ * (broker/init/fsop.c); the broker never opens a path of the sandbox itself.
+ * The input and the result travel in memfds: nothing is streamed, and the
+ * result is read once the child has exited. */
 #include "config.h"
 
 #include <errno.h>
@@ -101,7 +101,7 @@ api_fs_workspace(const struct sandbox *sb)
 	return sb->home;
 }
 
-/* The write guard (DESIGN section 4), before anything reaches the
+/* The write guard (corral-policy(5)), before anything reaches the
  * sandbox: a clear refusal on top of the wall (openat2 beneath the
  * workspace, and Landlock), which stands even if this check were wrong. */
 static int

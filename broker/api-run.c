@@ -1,4 +1,4 @@
-/* Shell runs on the wire (DESIGN section 5, PROTOCOL.md section 5):
+/* Shell runs on the wire (PROTOCOL.md section 5):
  * RunStart and RunResume become a stream of run_event frames (output,
  * then one result); RunAck, RunInterrupt and RunList are answered at
  * once. The shells themselves are shell.c's. */

@@ -1,6 +1,6 @@
-/* The broker's seccomp filter (DESIGN section 1): an allow-list of the
- * system calls the broker makes, with their arguments narrowed where that
- * matters; everything else fails. */
+/* The broker's seccomp filter (ARCHITECTURE.md, "Privileges"): an allow-list
+ * of the system calls the broker makes, with their arguments narrowed where
+ * that matters; everything else fails. */
 #ifndef CORRAL_BROKER_SECCOMP_H
 #define CORRAL_BROKER_SECCOMP_H
 

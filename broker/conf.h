@@ -1,6 +1,6 @@
 /* broker/conf.h, not broker/config.h: a quoted "config.h" in broker/ must
  * find autoconf's header, not this one. */
-/* corrald's configuration (DESIGN section 7): /etc/corral/corrald.yaml or
+/* corrald's configuration (corrald.yaml(5)): /etc/corral/corrald.yaml or
  * --config, YAML, every key optional, unknown keys refused with
  * FILE:LINE:COL. Loaded whole and validated before anything uses it. */
 #ifndef CORRAL_CONF_H

@@ -1,4 +1,4 @@
-/* corrald's configuration file (DESIGN section 7). Three passes over one
+/* corrald's configuration file (corrald.yaml(5)). Three passes over one
  * document, with the YAML machinery of policy/load.c (policy/yamltree.h):
  * 1. libyaml's events become a small tree of nodes with their positions;
  *    anchors, aliases, tags, a second document and deep nesting are refused

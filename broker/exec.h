@@ -1,5 +1,5 @@
-/* Commands in a sandbox, over its exec channel to corral-init (DESIGN
- * sections 1 and 5), for the broker's libevent loop.
+/* Commands in a sandbox, over its exec channel to corral-init (PROTOCOL.md
+ * section 4), for the broker's libevent loop.
  *
  * exec_start() sends the command; corral-init forks it under the
  * sandbox's layers and answers. The answer and the exit come back through
@@ -97,10 +97,10 @@ int exec_kill_foreground(struct exec_proc *p, int sig);
 /* Forgets P (the command goes on) and closes its descriptors. Accepts NULL. */
 void exec_proc_free(struct exec_proc *p);
 
-/* The environment a sandbox's command gets (DESIGN section 1): the proxy
- * variables in both cases at GATEWAY:GATEWAY_CONNECT_PORT, NO_PROXY for
- * loopback, HOME, PATH=EXEC_PATH, LANG=C.UTF-8, then EXTRA (K=V strings,
- * NULL-terminated, may be NULL). Free it with exec_env_free. */
+/* The environment a sandbox's command gets: the proxy variables in both
+ * cases at GATEWAY:GATEWAY_CONNECT_PORT, NO_PROXY for loopback, HOME,
+ * PATH=EXEC_PATH, LANG=C.UTF-8, then EXTRA (K=V strings, NULL-terminated,
+ * may be NULL). Free it with exec_env_free. */
 char **exec_env_new(const char *gateway, const char *home, const char *const *extra);
 void exec_env_free(char **env);
 

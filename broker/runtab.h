@@ -1,4 +1,4 @@
-/* A sandbox's shell runs (DESIGN section 5): each run's request id,
+/* A sandbox's shell runs (PROTOCOL.md section 5): each run's request id,
  * command, kept output and result, until the client acknowledges it. The
  * output keeps the newest bytes up to a cap (offsets stay true); the table
  * keeps a bounded number of runs and output bytes, dropping the oldest

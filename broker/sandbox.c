@@ -133,8 +133,8 @@ sandbox_path_inside(const char *path, const char *dir)
 }
 
 /* Landlock rights add up down the tree: a read-only root inside a writable
- * one is protected by its read-only mount alone (DESIGN section 2), so the
- * request must say it knows. */
+ * one is protected by its read-only mount alone, so the request must say it
+ * knows (corral(1), --allow-nested-readonly). */
 static int
 sandbox_plan_nesting(struct sandbox_plan *p, char **err)
 {
@@ -484,7 +484,7 @@ sandbox_free(struct sandbox *sb)
 	free(sb);
 }
 
-/* The grants asked (DESIGN section 9): known names, and the home they are
+/* The grants asked (corral(1), "--grant"): known names, and the home they are
  * copied from: --home, else the caller's own (run_as's for a root
  * caller, whose /root run_as could not read). The monitor opens it with
  * the caller's rights and copies as run_as. */

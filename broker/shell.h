@@ -1,4 +1,4 @@
-/* Persistent shells (DESIGN section 5): named bash sessions per sandbox,
+/* Persistent shells (PROTOCOL.md section 5): named bash sessions per sandbox,
  * each on a terminal of the sandbox's own devpts with job control, that
  * keep cwd and environment across runs. Runs in one shell are serialised:
  * a run that comes while another is in the shell waits in the shell's

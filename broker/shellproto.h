@@ -1,6 +1,7 @@
-/* What the daemon and a persistent bash say to each other (DESIGN section
- * 5). bash reads its commands from a socket (its fd 0, our end kept by
- * the daemon) and writes to its terminal. Each run is one line,
+/* What the daemon and a persistent bash say to each other (ARCHITECTURE.md,
+ * "Sessions: shells and files"). bash reads its commands from a socket (its
+ * fd 0, our end kept by the daemon) and writes to its terminal. Each run is
+ * one line,
  *     __corral_n=NONCE; eval $'COMMAND' </dev/null
  * and, before its next prompt, bash writes a marker "\037corral-NONCE\037"
  * to the terminal (so the daemon knows where the run's output ends) and a

@@ -1,5 +1,6 @@
 /* Address classification: tables of special ranges, most specific first,
- * and the allow/deny decision of DESIGN.md section 3 step 4. */
+ * and the allow/deny decision of the address check (corral-policy(5),
+ * "ADDRESSES"). */
 #include "config.h"
 
 #include <stdlib.h>

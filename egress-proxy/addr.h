@@ -1,6 +1,7 @@
-/* Address classification for the egress proxy (DESIGN.md section 3, step
- * 4): which addresses the proxy may dial. Pure functions over bytes: no
- * I/O, no allocation outside addr_policy_new(), no logging.
+/* Address classification for the egress proxy's address check
+ * (corral-policy(5), "ADDRESSES"): which addresses the proxy may dial. Pure
+ * functions over bytes: no I/O, no allocation outside addr_policy_new(), no
+ * logging.
  *
  * Three tiers:
  * - always refused, whatever any allow list says: loopback, unspecified,

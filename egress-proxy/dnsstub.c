@@ -263,7 +263,7 @@ stub_rule_name(const struct policy *p, const char *host)
 	return NULL;
 }
 
-/* The address check of step 4 for SA. An internal address passes when
+/* The proxy's address check for SA. An internal address passes when
  * the allowed_ips of some entry naming the host contain it: the port is
  * not known yet, and the proxy checks again with the entry of the port. */
 static enum addr_verdict

@@ -1,8 +1,8 @@
-/* The DNS stub of one sandbox on gateway:53, UDP and TCP (DESIGN section
- * 3). It answers A queries only for names some entry of the sandbox's
- * current policy allows (any port), with the addresses the resolver found
- * that pass the address check (step 4); it never sends a refused name
- * upstream, so names cannot carry data out through it.
+/* The DNS stub of one sandbox on gateway:53, UDP and TCP (corral-policy(5)).
+ * It answers A queries only for names some entry of the sandbox's current
+ * policy allows (any port), with the addresses the resolver found that pass
+ * the address check; it never sends a refused name upstream, so names cannot
+ * carry data out through it.
  *
  * What each query gets:
  * - a name no entry allows (or that is not a host name: escaped bytes, an

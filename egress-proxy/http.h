@@ -1,7 +1,7 @@
-/* The proxy request head parser (DESIGN.md section 3, the CONNECT entry):
- * a pure, strict parser of the bytes a sandbox sends to gateway:3128.
- * No I/O, no allocation, no logging; the result lives in the caller's
- * struct and points into the caller's buffer with offsets.
+/* The proxy request head parser of the CONNECT entry: a pure, strict parser
+ * of the bytes a sandbox sends to gateway:3128. No I/O, no allocation, no
+ * logging; the result lives in the caller's struct and points into the
+ * caller's buffer with offsets.
  *
  * What is accepted:
  * - CONNECT host:port HTTP/1.x: a tunnel. The target is authority-form

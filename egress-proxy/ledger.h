@@ -1,4 +1,4 @@
-/* The egress ledger: one JSON object per line (DESIGN section 10), written
+/* The egress ledger: one JSON object per line (corral-ledger(5)), written
  * without blocking the event loop by a writer thread behind a bounded
  * queue. When the queue is full the caller refuses new connections: a
  * connection the ledger cannot record does not happen (fail closed). */

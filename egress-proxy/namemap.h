@@ -1,10 +1,10 @@
-/* The address-to-name map of one sandbox: which names the DNS stub gave
- * out each address for, and until when (the TTL it gave, on the monotonic
- * clock). The transparent proxy asks it for a connection that carries
- * neither SNI nor Host (DESIGN section 3). Several names may share an
- * address; each (address, name) pair is one entry. The map is bounded:
- * when full, the pair answered least recently is dropped. Used from the
- * event loop's thread only; takes no lock, never logs. */
+/* The address-to-name map of one sandbox: which names the DNS stub gave out
+ * each address for, and until when (the TTL it gave, on the monotonic clock).
+ * The transparent proxy asks it for a connection that carries neither SNI nor
+ * Host. Several names may share an address; each (address, name) pair is one
+ * entry. The map is bounded: when full, the pair answered least recently is
+ * dropped. Used from the event loop's thread only; takes no lock, never
+ * logs. */
 #ifndef CORRAL_NAMEMAP_H
 #define CORRAL_NAMEMAP_H
 

@@ -91,7 +91,8 @@ void session_reap(struct proxy *p);
 struct session *session_next(const struct session *s);
 
 /* reply.c */
-/* A 403 with the JSON body of DESIGN section 3 into OUT; returns its length. */
+/* A 403 into OUT whose JSON body names the host, port, binary and reason, and
+ * the command that would allow it; returns its length. */
 int reply_forbidden(char *out, size_t size, const char *host, int port, const char *binary,
     const char *reason, const char *sandbox);
 /* A short error response (400, 405, 431, 502, 503, 504, 505) into OUT. */

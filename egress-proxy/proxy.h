@@ -105,8 +105,8 @@ int proxy_tenant_adopt_transparent(struct proxy_tenant *t, int fd,
 int proxy_tenant_adopt_dns(struct proxy_tenant *t, int udp_fd, int tcp_fd,
     const struct sockaddr *client_net, unsigned client_prefix);
 
-/* Lets T identify the binary behind a connection (DESIGN section 3, step
- * 2): DIAG_FD is a NETLINK_SOCK_DIAG socket in the clients' network
+/* Lets T identify the binary behind a connection (corral-policy(5),
+ * "BINARIES"): DIAG_FD is a NETLINK_SOCK_DIAG socket in the clients' network
  * namespace (T owns it from now on), MAP_FD the identification map (not
  * owned), BOUNDARY the pids where ancestors stop (corral-init, the shell). */
 void proxy_tenant_set_identity(struct proxy_tenant *t, int diag_fd, int map_fd,

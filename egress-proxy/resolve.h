@@ -4,8 +4,8 @@
  *
  * The resolver asks DNS about whatever name it is given: checking the name
  * against the policy first is the caller's job, and a name the policy
- * refused must never reach resolver_lookup (DESIGN section 3, step 4), or
- * its labels would leave the sandbox in the query. */
+ * refused must never reach resolver_lookup, or its labels would leave the
+ * sandbox in the query. */
 #ifndef CORRAL_RESOLVE_H
 #define CORRAL_RESOLVE_H
 

@@ -1,7 +1,7 @@
-/* One proxied connection, from accept to close. Each state has one
- * function that enters it; the order is DESIGN section 3's: read the
- * request, decide, resolve, check the address, dial the checked address,
- * and only then answer 200. */
+/* One proxied connection, from accept to close (ARCHITECTURE.md, "A
+ * connection's life"). Each state has one function that enters it; the
+ * order is: read the request, decide, resolve, check the address, dial the
+ * checked address, and only then answer 200. */
 #include "config.h"
 
 #include <arpa/inet.h>

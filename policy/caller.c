@@ -11,8 +11,9 @@
 
 #define CALLER_RUNTIME_DEFAULT LIBEXECDIR "/corral"
 
-/* The system directories every sandbox sees (DESIGN section 2): a caller may
- * name them, since the mounts make them read-only or private anyway. */
+/* The system directories every sandbox sees: a caller may name them, since
+ * the mounts make them read-only or private anyway (corral-policy(5),
+ * "RENDERED POLICIES"). */
 static const char *const caller_baseline[] = {
 	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin",
 	"/etc", "/opt", "/tmp", "/dev", "/proc",

@@ -1,5 +1,5 @@
 /* CIDR ranges: strict parsing with inet_pton(), bit-prefix comparison, and
- * the never-reachable ranges of DESIGN 3 step 4. */
+ * the ranges the proxy's address check never lets through. */
 #include "config.h"
 
 #include <arpa/inet.h>
@@ -14,7 +14,8 @@
 #define CIDR_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Loopback, link-local and unspecified: never reachable from a sandbox
- * (DESIGN 3, step 4), so an allow list naming them says something false. */
+ * (corral-policy(5), "ADDRESSES"), so an allow list naming them says
+ * something false. */
 static const struct policy_cidr_range cidr_unreachable[] = {
 	{ { AF_INET, { 127 }, 8 }, "the loopback range 127.0.0.0/8" },
 	{ { AF_INET, { 169, 254 }, 16 }, "the link-local range 169.254.0.0/16" },

@@ -511,7 +511,7 @@ load_id_check(const char *text)
 		v = v * 10 + (unsigned)(text[i] - '0');
 	if (v > LOAD_ID_MAX)
 		return "is out of range";
-	/* Never uid or gid 0 inside a sandbox (DESIGN 2: "never uid 0 inside"). */
+	/* Never uid or gid 0 inside a sandbox. */
 	if (v == 0)
 		return "is root, and sandboxes never run as root";
 	return NULL;

@@ -1,4 +1,4 @@
-/* Loading a policy from YAML (the schema of DESIGN.md section 4) into the
+/* Loading a policy from YAML (the schema of corral-policy(5)) into the
  * model of policy.h. Loading is three steps: parse (YAML into a tree, then
  * the tree's shape checked against the schema: unknown keys, wrong node
  * types, duplicate keys, missing keys), validate (every value checked and

@@ -19,9 +19,10 @@
 #define RENDER_ID_MAX_BYTES 24          /* a decimal uid_t or gid_t, with NUL */
 #define RENDER_CIDR_MAX_BYTES (INET6_ADDRSTRLEN + 4)
 
-/* The system directories every sandbox reads (DESIGN section 2). /lib32 and
- * /libx32 are left out: corral-init binds the /lib* that exist, and the
- * common ones are enough for the policy to say what is meant. */
+/* The system directories every sandbox reads (corral-policy(5),
+ * "RENDERED POLICIES"). /lib32 and /libx32 are left out: corral-init binds
+ * the /lib* that exist, and the common ones are enough for the policy to say
+ * what is meant. */
 static const char *const render_system_ro[] = {
 	"/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/opt",
 };
@@ -195,8 +196,8 @@ render_process(struct policy *p, uid_t uid, gid_t gid)
 {
 	char text[RENDER_ID_MAX_BYTES];
 
-	/* Never root inside (DESIGN section 2): refuse rather than render a
-	 * policy that would be refused later with a vaguer message. */
+	/* Never root inside: refuse rather than render a policy that would be
+	 * refused later with a vaguer message. */
 	if (uid == 0 || gid == 0)
 		return RENDER_ERR_ROOT_ID;
 	p->has_process = true;

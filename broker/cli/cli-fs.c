@@ -1,4 +1,4 @@
-/* corral fs read|write|edit|list|grep: the file API (DESIGN section 6).
+/* corral fs read|write|edit|list|grep: the file API (corral(1)).
  * Relative paths are taken from the sandbox's workspace; the daemon runs
  * each operation inside the sandbox, under the write guard. */
 #include "config.h"

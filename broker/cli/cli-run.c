@@ -1,5 +1,5 @@
 /* corral run, runs, interrupt and shell: persistent shells from the
- * command line (DESIGN section 6). */
+ * command line (corral(1)). */
 #include "config.h"
 
 #include <errno.h>

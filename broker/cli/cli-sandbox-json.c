@@ -44,7 +44,7 @@ cli_json_mounts(struct json *j, Corral__Mount **mounts, size_t n)
 	json_array_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		json_object_begin(j);
-		/* Every mount the daemon lists is a bind mount (DESIGN section 6). */
+		/* Every mount the daemon lists is a bind mount (corral(1)). */
 		json_kv_string(j, "type", mounts[i]->type[0] != '\0' ? mounts[i]->type : "bind");
 		json_kv_string(j, "source", mounts[i]->source);
 		json_kv_string(j, "target", mounts[i]->target);

@@ -1,5 +1,5 @@
 /* The JSON shape of one sandbox, as `corral sandbox get --json` prints it
- * (DESIGN.md section 6); `create --json` prints the same object and
+ * (corral(1)); `create --json` prints the same object and
  * `list --json` an array of them. */
 #ifndef CORRAL_CLI_SANDBOX_JSON_H
 #define CORRAL_CLI_SANDBOX_JSON_H

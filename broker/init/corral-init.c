@@ -1,4 +1,4 @@
-/* corral-init: pid 1 of a sandbox (DESIGN section 2, steps 5 to 7).
+/* corral-init: pid 1 of a sandbox (ARCHITECTURE.md, "A sandbox's life").
  *
  * It starts as root in new mount, pid, network, UTS and IPC namespaces
  * with nothing open but its exec channel on INITPROTO_FD. It reads the
@@ -202,13 +202,12 @@ init_allow(struct ll_ruleset *rs, const char *path, enum ll_access access)
 	return 0;
 }
 
-/* The rules of corral-init's layer and of every workload's (DESIGN,
- * "Landlock mapping"): read-only everywhere, read-write in the writable
- * roots, HOME, /tmp and /dev/shm, the device nodes, the terminals.
- * Read-only starts at / rather than at each system folder: the mount
- * namespace already shows nothing but the system folders, the roots and
- * corral-init's own tmpfs skeleton, and tools must be able to list / and
- * the folders above a root. */
+/* The rules of corral-init's layer and of every workload's: read-only
+ * everywhere, read-write in the writable roots, HOME, /tmp and /dev/shm, the
+ * device nodes, the terminals. Read-only starts at / rather than at each
+ * system folder: the mount namespace already shows nothing but the system
+ * folders, the roots and corral-init's own tmpfs skeleton, and tools must be
+ * able to list / and the folders above a root. */
 static int
 init_rules(struct ll_ruleset *rs, const struct initproto_spec *s)
 {

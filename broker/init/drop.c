@@ -68,7 +68,7 @@ int
 drop_to(uid_t uid, gid_t gid, char *err, size_t errlen)
 {
 	/* uid 0 reads root's files and writes what root may write, with or
-	 * without capabilities (THREATS: "Root inside"). */
+	 * without capabilities: it still owns root's files. */
 	if (uid == 0 || gid == 0) {
 		errno = EPERM;
 		snprintf(err, errlen, "run_as %u:%u refused: a sandbox never runs as "

@@ -1,6 +1,7 @@
-/* The drop to run_as (DESIGN section 2, step 6), done by corral-init once
- * its mounts are in place and checked again in each workload before exec.
- * Library-like: returns -1 with errno and a reason in ERR, never logs. */
+/* The drop to run_as (ARCHITECTURE.md, "A sandbox's life"), done by
+ * corral-init once its mounts are in place and checked again in each workload
+ * before exec. Library-like: returns -1 with errno and a reason in ERR, never
+ * logs. */
 #ifndef CORRAL_DROP_H
 #define CORRAL_DROP_H
 

@@ -1,5 +1,5 @@
-/* Landlock layers for corral-init and its workloads (DESIGN section 2,
- * "Landlock mapping"): a ruleset is built from paths and the kinds of
+/* Landlock layers for corral-init and its workloads (corral-policy(5),
+ * filesystem_policy): a ruleset is built from paths and the kinds of
  * access granted beneath them, then applied to the calling thread as one
  * more layer. Every file-system right of the ABI is handled, so anything
  * not granted is denied; layers nest, and a later one can only narrow.

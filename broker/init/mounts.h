@@ -1,4 +1,4 @@
-/* The sandbox's file system (DESIGN section 2, step 5), built by
+/* The sandbox's file system (ARCHITECTURE.md, "A sandbox's life"), built by
  * corral-init in its new mount namespace while it is still root, from the
  * spec and the detached trees the daemon opened with the caller's rights.
  * When mounts_build returns 0 the process's root is the new tree and the

@@ -1,9 +1,9 @@
-/* The seccomp filter of a sandbox's workloads (DESIGN section 2, "seccomp
- * for workloads"): a deny list on top of no capabilities, no_new_privs and
- * Landlock. Refused calls fail with EPERM (EAFNOSUPPORT for socket
- * families, ENOSYS for clone3 and for numbers above the highest the filter
- * knows) so tools print a message; another architecture's calls (i386 via
- * int 0x80, x32) kill the process. Never logs. */
+/* The seccomp filter of a sandbox's workloads: a deny list on top of no
+ * capabilities, no_new_privs and Landlock. Refused calls fail with EPERM
+ * (EAFNOSUPPORT for socket families, ENOSYS for clone3 and for numbers above
+ * the highest the filter knows) so tools print a message; another
+ * architecture's calls (i386 via int 0x80, x32) kill the process. Never
+ * logs. */
 #ifndef CORRAL_SECCOMP_H
 #define CORRAL_SECCOMP_H
 

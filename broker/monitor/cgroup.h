@@ -1,5 +1,5 @@
-/* The cgroups of sandboxes, for the root monitor of corrald (DESIGN section
- * 2, "cgroups"; section 8 for reaping).
+/* The cgroups of sandboxes, for the root monitor of corrald (ARCHITECTURE.md,
+ * "A sandbox's life"; corrald(8), "REGISTRY AND REAPING", for reaping).
  *
  * Layout. Each hierarchy has a base: the cgroup corrald runs in (its parent
  * when corrald moved itself into its leaf corrald-<instance>). Under it:

@@ -1,4 +1,4 @@
-/* Credential grants applied to a sandbox (DESIGN section 9): the granted
+/* Credential grants applied to a sandbox (corral(1), "--grant"): the granted
  * files of the caller's home are copied (never mounted) into the sandbox's
  * private home, files 0600 and folders 0700, owned by run_as; regular files
  * only, no symbolic link followed. The copying and, later, the deleting run

@@ -21,7 +21,7 @@
 #define FENCE_DNS_WELL_KNOWN_PORT 53
 
 /*
- * The table, from DESIGN section 2's tested rule set. Arguments: 1 table
+ * The table (ARCHITECTURE.md, "The fence"). Arguments: 1 table
  * name, 2 interface group, 3 connect port, 4 DNS port, 5 transparent port,
  * 6 DNS's well-known port.
  *
@@ -30,12 +30,12 @@
  * "fib daddr . iif type local" holds only for an address of the incoming
  * interface, so another sandbox's gateway or the host's other addresses
  * count as "anywhere". Rejects are ICMP admin-prohibited or TCP resets so
- * a bypass fails at once, never by a timeout (THREATS), and each is
+ * a bypass fails at once, never by a timeout, and each is
  * counted in the named counter "bypass".
  *
- * Beyond DESIGN's set: UDP to port 53 anywhere is redirected to the stub;
- * forward rejects whatever a sandbox would route through the host (with
- * ip_forward=0 nothing gets there; this holds if someone turns it on); and
+ * Also: UDP to port 53 anywhere is redirected to the stub; forward rejects
+ * whatever a sandbox would route through the host (with ip_forward=0
+ * nothing gets there; this holds if someone turns it on); and
  * output and forward refuse new connections to the sandboxes' interfaces,
  * so nothing from the host reaches a sandbox's address, while replies
  * (established, related: the gateway's own answers, ICMP errors) pass.

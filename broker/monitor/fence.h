@@ -1,4 +1,4 @@
-/* The host-side fence (DESIGN section 2, "The fence"): one nftables table,
+/* The host-side fence (ARCHITECTURE.md, "The fence"): one nftables table,
  * `inet corral_<instance>`, per daemon instance, installed once with static
  * rules that match the sandboxes' interface group, so sandboxes come and
  * go without touching it. Written with libnftables, never an `nft` child.

@@ -1,5 +1,5 @@
-/* Does the host's firewall let the fence work? (DESIGN section 2, "The
- * fence", and section 6, `corral status`.) In nftables a packet must be
+/* Does the host's firewall let the fence work? (ARCHITECTURE.md, "The
+ * fence", and `corral status` in corral(1).) In nftables a packet must be
  * accepted by every base chain at a hook, whatever table holds it: another
  * table's input or prerouting chain with policy drop, or an early drop or
  * reject rule (ufw, firewalld, a hand-written table), drops the sandboxes'

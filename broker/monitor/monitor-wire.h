@@ -1,5 +1,6 @@
-/* The monitor's messages (DESIGN section 1): the broker asks over a
- * SOCK_SEQPACKET socketpair, the monitor answers each request in order.
+/* The monitor's messages (ARCHITECTURE.md, "Processes"): the broker asks
+ * over a SOCK_SEQPACKET socketpair, the monitor answers each request in
+ * order.
  * They ride the exec channel's codec (common/initproto.h: one
  * datagram per message, fields in a fixed order, descriptors by
  * SCM_RIGHTS), with their own types. The monitor decodes what the broker

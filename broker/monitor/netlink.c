@@ -1,5 +1,5 @@
 /* rtnetlink requests for a sandbox's veth, addresses and routes, and the
- * watch for deleted links (DESIGN section 2, step 4). */
+ * watch for deleted links (ARCHITECTURE.md, "A sandbox's life"). */
 #include "config.h"
 
 #include <errno.h>

@@ -1,7 +1,6 @@
 /* A sandbox's network plumbing over rtnetlink (libmnl): the veth pair, its
  * addresses, links and default route, IPv6 off on the veth ends, and a
- * watch for deleted links. No `ip` child process anywhere (DESIGN
- * section 2, step 4).
+ * watch for deleted links. No `ip` child process anywhere.
  *
  * Every call that talks to the kernel waits for its ACK; on failure it
  * returns -1 with errno set and a one-line reason in nl_reason(). The

@@ -467,7 +467,7 @@ privop_layers_of(struct privop *p, struct privop_sandbox *s, struct monitor_buil
 }
 
 /* Opens REQ's grant home as the caller: a non-root caller may only name
- * its own (DESIGN section 9). -1 with the reason in *ERR. */
+ * its own (corral(1), "--grant"). -1 with the reason in *ERR. */
 static int
 privop_grant_home(const struct monitor_create *req, char **err)
 {

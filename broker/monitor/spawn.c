@@ -139,7 +139,7 @@ spawn_check(const struct spawn_spec *s, char **err)
 
 	if (s->name == NULL || !spawn_name_ok(s->name))
 		return reason_set(err, "sandbox name refused: it must match ^[a-z0-9][a-z0-9-]{0,62}$");
-	/* THREATS, "Root inside": uid 0 without capabilities still owns the host's files. */
+	/* Root inside: uid 0 without capabilities still owns the host's files. */
 	if (s->uid == 0 || s->gid == 0)
 		return reason_set(err, "run_as %u:%u refused: a sandbox never runs as uid or "
 		    "gid 0; use --run-as with a regular user", s->uid, s->gid);

@@ -1,5 +1,5 @@
-/* Starting a sandbox's corral-init, for the root monitor (DESIGN section
- * 2, steps 1, 2, 5 to 7).
+/* Starting a sandbox's corral-init, for the root monitor (ARCHITECTURE.md,
+ * "A sandbox's life").
  *
  * spawn_start() checks the spec, opens every root once with the caller's
  * fsuid, fsgid and groups (O_PATH, no symlink anywhere on the path),

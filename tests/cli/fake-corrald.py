@@ -18,7 +18,7 @@ import threading
 import time
 
 LIFETIME_S = 60
-BIG_OUTPUT_BYTES = 70000        # needs a three-byte length varint (DESIGN section 5)
+BIG_OUTPUT_BYTES = 70000        # needs a three-byte length varint
 
 
 def varint(n):

@@ -2,7 +2,7 @@
 # corral policy render and policy check, without a daemon.
 # Sets up: a temporary folder tree owned by uid 1000 (when run as root).
 # Does: renders policies for it and checks files, good and bad.
-# Expects: the exit codes of DESIGN section 6, rendered text that loads
+# Expects: the exit codes of corral(1), rendered text that loads
 # back, errors as FILE:LINE:COL.
 . "$top_srcdir/tests/lib/tap.sh"
 corral="$top_builddir/corral"

@@ -4,7 +4,7 @@
 # request it decodes as JSON and plays scripted exec streams.
 # Does: bad options and names (no daemon needed), then every verb.
 # Expects: exit 2 for usage, 1 for refusals with a one-line reason, the
-# request fields DESIGN section 6 names, the JSON shape of `sandbox get
+# request fields corral(1) names, the JSON shape of `sandbox get
 # --json`, and exec's stdin, stdout, stderr and exit status carried through.
 . "$top_srcdir/tests/lib/tap.sh"
 corral="$top_builddir/corral"
@@ -120,7 +120,7 @@ print(d["roots"][1], d["mounts"][0], d["labels"])
 print(d["runner"], d["network"])
 print(d["credentials"], d["limits"], d["created_at"], d["missing_layers"])
 ' "$tmp/get.json")
-check_eq "get --json has the fields of DESIGN section 6" "['name', 'state', 'enforcement', 'missing_layers', 'profile', 'roots', 'mounts', 'labels', 'session_id', 'agent', 'machine_id', 'runner', 'network', 'credentials', 'created_at', 'run_as', 'cwd', 'home', 'limits']
+check_eq "get --json has the fields of corral(1)" "['name', 'state', 'enforcement', 'missing_layers', 'profile', 'roots', 'mounts', 'labels', 'session_id', 'agent', 'machine_id', 'runner', 'network', 'credentials', 'created_at', 'run_as', 'cwd', 'home', 'limits']
 {'path': '/srv/ref', 'writable': False} {'type': 'bind', 'source': '/usr', 'target': '/usr', 'read_only': True} {'team': 'red'}
 {'os': 'linux', 'kernel': '6.1.0', 'landlock_abi': 3} {'gateway': '10.231.0.1', 'proxy': 'http://10.231.0.1:3128', 'dns': '10.231.0.1'}
 [{'name': 'gh', 'hosts': ['api.github.com:443', 'github.com:443'], 'copied': [], 'skipped': []}] [{'name': 'pids', 'value': 512, 'source': 'cgroup v1 pids'}] 2025-11-29T17:58:31.123456Z ['landlock abi 6']" "$shape"

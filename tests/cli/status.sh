@@ -2,7 +2,7 @@
 # corral --version, help, usage errors, and status while no daemon answers.
 # Sets up: a temporary folder with a stale socket and a socket that accepts
 # but does not speak corral's protocol. Expects the exit codes and lines of
-# DESIGN section 6.
+# corral(1).
 . "$top_srcdir/tests/lib/tap.sh"
 corral="$top_builddir/corral"
 tmp=$(mktemp -d /tmp/corral-cli.XXXXXX)

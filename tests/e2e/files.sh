@@ -1,5 +1,5 @@
 #!/bin/sh
-# The file API (DESIGN sections 4 and 6, issue 5), end to end.
+# The file API (corral(1), corral-policy(5)), end to end.
 # Sets up: the test bed; corrald in the test host, its socket opened to
 # every local user; a workspace and a read-only reference folder owned by
 # uid 1000; a made-up home of uid 1000 holding a secret, outside every
@@ -8,7 +8,7 @@
 # without --json; writes the guard refuses; reads and writes through the
 # links; a write in a sandbox whose workspace is read-only; fs as another
 # uid; ls /proc/self/fd through exec.
-# Expects: the shapes of DESIGN section 6; every refusal with its one-line
+# Expects: the shapes of corral(1); every refusal with its one-line
 # reason and nothing created; nothing of the home read or written; files
 # written appear on the host owned by uid 1000; a command holds no
 # descriptor beyond 0-2 unless it was given one (exec: extra_fd).

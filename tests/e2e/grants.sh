@@ -1,5 +1,6 @@
 #!/bin/sh
-# Credential grants (DESIGN section 9), end to end.
+# Credential grants (corral(1), "--grant"; corrald.yaml(5), "credentials"),
+# end to end.
 # Sets up: the test bed; two local users made for the test, ctest-ga and
 # ctest-gb (uids 1111 and 1112, removed at the end unless they were there
 # before); for each a made-up home (0700) with .ssh keys, known_hosts,

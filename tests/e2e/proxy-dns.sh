@@ -1,5 +1,5 @@
 #!/bin/sh
-# The DNS stub (DESIGN section 3, "The DNS stub"), in host mode.
+# The DNS stub (corral-policy(5)), in host mode.
 # Sets up: the test bed; corrald with a DNS stub on loopback
 # (host_proxy.dns) whose policy allows github.com and *.example.com.
 # Does: dig against the stub, over UDP and TCP, for allowed and refused

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Per-binary decisions (DESIGN section 3, step 2), in host mode.
+# Per-binary decisions (corral-policy(5), "BINARIES"), in host mode.
 # Sets up: the test bed; a cgroup v2 folder the host proxy watches
 # (host_proxy.cgroup); a policy whose github.com entry lets only git
 # through, and whose example.com entry lets any binary through.

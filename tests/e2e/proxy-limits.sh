@@ -1,5 +1,5 @@
 #!/bin/sh
-# The proxy's limits (DESIGN section 3 "Limits", THREATS "Exhaustion").
+# The proxy's limits (corrald.yaml(5)) against exhaustion.
 # Sets up: the test bed; corrald in host mode allowing github.com with at
 # most 20 tunnels for the tenant, and a descriptor limit of 96.
 # Does: holds 20 idle tunnels open and asks for a 21st; then opens more

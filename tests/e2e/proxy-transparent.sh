@@ -1,5 +1,5 @@
 #!/bin/sh
-# The transparent entry (DESIGN section 3), in host mode.
+# The transparent entry (ARCHITECTURE.md, "A connection's life"), in host mode.
 # Sets up: the test bed; corrald with a transparent listener on loopback;
 # an nftables rule in the test host that redirects the TCP connections of
 # uid 65534 to ports 80, 443 and 2222 to it (an operator's host-mode setup).

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The egress proxy in host mode, against the test bed (DESIGN sections 3, 10, 11).
+# The egress proxy in host mode, against the test bed (tests/e2e/README.md):
+# the decisions of corral-policy(5), the ledger of corral-ledger(5).
 # Sets up: the bed; corrald in the test host namespace with a host-mode proxy
 # on 127.0.0.1 whose policy allows github.com, api.github.com and a few
 # rebinding names, with its ledger and socket in the bed's folder.
@@ -181,7 +182,7 @@ check_eq "a normal client passes while 200 slow ones hold headers" "$TB_ZEN" "$o
 wait "$slow"
 
 ledger_sync
-check "every ledger line is a JSON object with DESIGN's fields" python3 -c "
+check "every ledger line is a JSON object with corral-ledger(5)'s fields" python3 -c "
 import json, sys
 keys = ['ts','event','id','sandbox','session_id','agent','run','pid','binary','mode','host',
         'port','ip','decision','policy','reason','bytes_up','bytes_down','duration_ms']

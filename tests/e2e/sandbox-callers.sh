@@ -1,6 +1,6 @@
 #!/bin/sh
-# Non-root callers of corrald (DESIGN section 2 step 1, THREATS "Getting
-# in"), end to end.
+# Non-root callers of corrald (ARCHITECTURE.md, "A sandbox's life"): what
+# another local user may do through the control socket, end to end.
 # Sets up: the test bed; two local users made for the test, ctest-a and
 # ctest-b (uids 1101 and 1102, removed at the end unless they were there
 # before), each with a private (0700) folder; corrald in the test host, its

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Running code that is on no file (THREATS.md, "memfd plus execveat.
-# Refused."), and where a workload may run code it wrote (DESIGN section 2,
-# "Landlock mapping": a read-write path gets every right, EXECUTE included).
+# Running code that is on no file (memfd plus execveat: refused), and
+# where a workload may run code it wrote (a read-write path
+# gets every Landlock right, EXECUTE included).
 # Sets up: the test bed; corrald in the test host; a sandbox over a
 # workspace owned by uid 1000 holding a Python probe.
 # Does: inside the sandbox, copies /bin/true into a memfd (every flag
@@ -142,9 +142,9 @@ check_eq "execveat(AT_EMPTY_PATH) of an open /bin/true is refused (EPERM)" \
 refused memfd-execveat "execveat(AT_EMPTY_PATH) of a memfd is refused"
 
 # (c) and (d): a read-write path gets every Landlock right, EXECUTE among
-# them (DESIGN section 2), and /tmp, HOME and /dev/shm are mounted without
-# noexec: what the workload writes there is its own to run. Documented here
-# so that a change of that rule is a decision, not an accident.
+# them, and /tmp, HOME and /dev/shm are mounted without noexec: what the
+# workload writes there is its own to run. Documented here so that a change
+# of that rule is a decision, not an accident.
 for d in /tmp "$ws" /dev/shm; do
 	out=$(probe copy "$d"); rc=$?
 	check_eq "a copy of /bin/true written into $d runs (read-write: every right)" 0 "$rc"

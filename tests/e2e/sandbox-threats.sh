@@ -1,6 +1,7 @@
 #!/bin/sh
-# The attacks of THREATS.md tried from inside real sandboxes, and against
-# them from the host (issue "Real sandboxes", DESIGN sections 2 and 3).
+# Attacks on a sandbox tried from inside real sandboxes, and against them
+# from the host (ARCHITECTURE.md, "A sandbox's life" and "A connection's
+# life").
 # Sets up: the test bed; corrald in the test host; a workspace owned by
 # uid 1000; a read-only root holding a tmpfs and a bind submount (mounted
 # on the host before create, removed at the end); sandbox ta (strict) on
@@ -372,7 +373,7 @@ out=$(host_agent /usr/bin/python3 "$ws/probe.py" tcp-read "$(echo "$gwa" |
 	awk -F. '{ printf "%s.%s.%s.%d", $1, $2, $3, $4 + 1 }')" 8000 2>&1)
 check_refused "a host user cannot connect to ta's address" "$out"
 
-# --- The broker's parsers run without root (DESIGN section 1).
+# --- The broker's parsers run without root (ARCHITECTURE.md, "Privileges").
 lpid=$(tb_exec_host ss -Hltnp "sport = :3128" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/${1:-0}/status" 2>/dev/null; }
 luid=$(awk '/^Uid:/ { print $2 $3 $4 $5 }' "/proc/${lpid:-0}/status" 2>/dev/null)

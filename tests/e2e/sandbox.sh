@@ -1,5 +1,6 @@
 #!/bin/sh
-# Real sandboxes (DESIGN section 2, issue "Real sandboxes"), end to end.
+# Real sandboxes (ARCHITECTURE.md, "A sandbox's life"),
+# end to end.
 # Sets up: the test bed; corrald in the test host with sandboxes on; a
 # workspace owned by uid 1000 holding hello.txt and the bed's CA.
 # Does: creates sandboxes with the corral CLI, runs commands in them,

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Persistent shells (DESIGN section 5, issue "Persistent shells"), end to end.
+# Persistent shells (PROTOCOL.md section 5), end
+# to end.
 # Sets up: the test bed; corrald in the test host; a workspace owned by
 # uid 1000 holding hello.txt; one sandbox over it.
 # Does: runs commands in its `main` shell with `corral run`, cuts a client

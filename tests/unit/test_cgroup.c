@@ -41,7 +41,7 @@
 #define TEST_WAIT_MS 5000               /* for a child to end */
 #define TEST_RUN_MS 20                  /* how long a forking tree runs before the kill */
 #define TEST_BENCH_RUNS 100
-#define TEST_BUDGET_US 20000            /* DESIGN: create-to-ready of a whole sandbox */
+#define TEST_BUDGET_US 20000            /* a whole sandbox's create-to-ready */
 #define TEST_TEXT_MAX_BYTES 4096
 #define TEST_NAMES_MAX 16
 

@@ -402,7 +402,7 @@ test_tcp_to_host_other_address_goes_to_transparent(void **state)
 	test_tcp_lands(TEST_HOST_OTHER, 8080, TEST_L_TRANSPARENT);
 }
 
-/* THREATS: "Another sandbox's listener": connecting to its gateway's
+/* Another sandbox's listener: connecting to its gateway's
  * proxy ports becomes a transparent connection of the sandbox that made it. */
 static void
 test_tcp_to_other_sandbox_gateway_goes_to_transparent(void **state)

@@ -291,8 +291,8 @@ test_parse_refuses_public_suffix_wildcards(void **state)
 		{ "*.github.io", MATCH_ERR_WILDCARD_TOO_WIDE, NULL },
 		{ "**.github.io", MATCH_ERR_WILDCARD_TOO_WIDE, NULL },
 		{ "*.s3.amazonaws.com", MATCH_ERR_WILDCARD_TOO_WIDE, NULL },
-		/* In the PSL's private section too (DESIGN.md's example uses
-		 * it; the profiles list its hosts one by one instead). */
+		/* In the PSL's private section too (the profiles list its
+		 * hosts one by one instead). */
 		{ "*.githubusercontent.com", MATCH_ERR_WILDCARD_TOO_WIDE, NULL },
 		{ "*.notatld-xyz", MATCH_ERR_WILDCARD_TOO_WIDE, NULL },
 	};

@@ -30,7 +30,7 @@
 #define TEST_GROUP 51
 /* How long the kernel may take to tear a dead namespace's links down. */
 #define TEST_DELLINK_WAIT_MS 10000
-/* Sandbox setups timed, and the budget DESIGN gives a whole create. */
+/* Sandbox setups timed, and the budget of a whole create. */
 #define TEST_BENCH_ITERATIONS 200
 #define TEST_BENCH_ITERATIONS_SLOW 10
 #define TEST_BENCH_BUDGET_US 20000
@@ -130,8 +130,9 @@ test_slot_addr(int slot, int host_side)
 	return a;
 }
 
-/* Everything DESIGN step 4 does for SLOT: the veth into NETNS_FD, IPv6 off
- * on both ends, addresses, links up (the sandbox's lo too), default route. */
+/* Everything a create does to the network for SLOT: the veth into NETNS_FD,
+ * IPv6 off on both ends, addresses, links up (the sandbox's lo too), default
+ * route. */
 static int
 test_sandbox_net(struct nl *host, int netns_fd, int slot)
 {
@@ -402,7 +403,7 @@ test_under_valgrind(void)
 	return preload != NULL && strstr(preload, "vgpreload") != NULL;
 }
 
-/* Times DESIGN step 4 for fresh namespaces and reports p50 and p90. */
+/* Times the network setup for fresh namespaces and reports p50 and p90. */
 static void
 test_sandbox_network_p50_within_budget(void **state)
 {

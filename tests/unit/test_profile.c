@@ -18,7 +18,7 @@
 #include "policy/match.h"
 #include "policy/profile.h"
 
-/* DESIGN.md section 4, word for word. */
+/* corral-policy(5), "PROFILES", word for word. */
 static const char *const strict_hosts[] = {
 	"github.com", "api.github.com", "codeload.github.com",
 	"objects.githubusercontent.com", "raw.githubusercontent.com", "gitlab.com",
@@ -96,7 +96,7 @@ assert_exact_hosts(const struct policy *p, const char *const *a, size_t na,
 			for (k = 0; k < nb; k++)
 				listed = listed || strcmp(e->host.name, b[k]) == 0;
 			if (!listed)
-				fail_msg("host %s is not in DESIGN's list", e->host.name);
+				fail_msg("host %s is not in the documented list", e->host.name);
 			found++;
 		}
 	}
@@ -134,7 +134,7 @@ test_tavily_is_in_standard_not_strict(void **state)
 }
 
 static void
-test_strict_has_exactly_designs_hosts(void **state)
+test_strict_has_exactly_the_documented_hosts(void **state)
 {
 	struct policy *p = load_profile("strict");
 
@@ -143,7 +143,7 @@ test_strict_has_exactly_designs_hosts(void **state)
 }
 
 static void
-test_standard_has_exactly_designs_hosts(void **state)
+test_standard_has_exactly_the_documented_hosts(void **state)
 {
 	struct policy *p = load_profile("standard");
 
@@ -356,8 +356,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strict_reaches_code_hosts_and_registries),
 		cmocka_unit_test(test_tavily_is_in_standard_not_strict),
-		cmocka_unit_test(test_strict_has_exactly_designs_hosts),
-		cmocka_unit_test(test_standard_has_exactly_designs_hosts),
+		cmocka_unit_test(test_strict_has_exactly_the_documented_hosts),
+		cmocka_unit_test(test_standard_has_exactly_the_documented_hosts),
 		cmocka_unit_test(test_every_entry_names_its_binaries),
 		cmocka_unit_test(test_profiles_hold_network_policies_only),
 		cmocka_unit_test(test_standard_keeps_stricts_entries),

@@ -212,7 +212,7 @@ static void test_fspick_is_refused(void **s) { expect_refused(AS_ROOT, try_fspic
 static void test_mount_setattr_is_refused(void **s) { expect_refused(AS_NOBODY, try_mount_setattr, EPERM); }
 static void test_open_tree_attr_is_refused(void **s) { expect_refused(AS_NOBODY, try_open_tree_attr, EPERM); }
 
-/* Namespaces: THREATS "unshare -U, then remount" fails at the first step. */
+/* Namespaces: "unshare -U, then remount" fails at the first step. */
 static int try_unshare_user(pid_t p) { return result(unshare(CLONE_NEWUSER)); }
 static int try_unshare_files(pid_t p) { return result(unshare(CLONE_FILES)); }
 static int try_setns(pid_t p) { return result(setns(-1, 0)); }

@@ -38,7 +38,7 @@
 #define TEST_TTY_ROWS 33
 #define TEST_TTY_COLS 101
 #define TEST_BENCH_RUNS 50
-#define TEST_SPAWN_BUDGET_MS 20         /* DESIGN: a whole create */
+#define TEST_SPAWN_BUDGET_MS 20         /* the budget of a whole create */
 #define TEST_HELLO "hello from the root\n"
 
 struct sandbox {

@@ -1,4 +1,4 @@
-/* Unit tests for the schema and common/wire: DESIGN.md's exec vectors in
+/* Unit tests for the schema and common/wire: PROTOCOL.md's exec vectors in
  * both directions, the top-level Request's reserved fields, error frames,
  * and the field numbers PROTOCOL.md promises. */
 #include "config.h"
@@ -19,7 +19,7 @@
 /* The longest vector a test writes in hex. */
 #define TEST_HEX_MAX_BYTES 256
 
-/* DESIGN.md section 5's vectors. */
+/* The test vectors of PROTOCOL.md section 4. */
 #define VEC_START_ABC_BASH_C "0a0f0a0361626312046261736812022d63"
 #define VEC_STDIN_HI "120368690a"
 #define VEC_STDOUT_HELLO "0a070a0568656c6c6f"
@@ -97,7 +97,7 @@ static char bash[] = "bash", dash_c[] = "-c";
 static char *bash_c[] = { bash, dash_c };
 
 static void
-test_exec_start_request_packs_to_design_vector(void **state)
+test_exec_start_request_packs_to_protocol_vector(void **state)
 {
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__ExecSandboxRequest start = CORRAL__EXEC_SANDBOX_REQUEST__INIT;
@@ -111,7 +111,7 @@ test_exec_start_request_packs_to_design_vector(void **state)
 }
 
 static void
-test_exec_start_input_packs_to_design_vector(void **state)
+test_exec_start_input_packs_to_protocol_vector(void **state)
 {
 	Corral__ExecSandboxInput in = CORRAL__EXEC_SANDBOX_INPUT__INIT;
 	Corral__ExecSandboxRequest start = CORRAL__EXEC_SANDBOX_REQUEST__INIT;
@@ -152,7 +152,7 @@ test_exec_start_vector_unpacks_as_input(void **state)
 }
 
 static void
-test_stdin_packs_to_design_vector(void **state)
+test_stdin_packs_to_protocol_vector(void **state)
 {
 	Corral__ExecSandboxInput in = CORRAL__EXEC_SANDBOX_INPUT__INIT;
 
@@ -216,7 +216,7 @@ assert_event_packs_to(Corral__ExecSandboxEvent__PayloadCase pcase, const char *d
 }
 
 static void
-test_output_and_exit_events_pack_to_design_vectors(void **state)
+test_output_and_exit_events_pack_to_protocol_vectors(void **state)
 {
 	assert_event_packs_to(CORRAL__EXEC_SANDBOX_EVENT__PAYLOAD_STDOUT, "hello", 0,
 	    VEC_STDOUT_HELLO);
@@ -240,7 +240,7 @@ event_from_hex(const char *want_hex, Corral__ExecSandboxEvent__PayloadCase pcase
 }
 
 static void
-test_design_event_vectors_unpack_to_their_fields(void **state)
+test_protocol_event_vectors_unpack_to_their_fields(void **state)
 {
 	Corral__ExecSandboxEvent *ev;
 
@@ -603,15 +603,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exec_start_request_packs_to_design_vector),
-		cmocka_unit_test(test_exec_start_input_packs_to_design_vector),
+		cmocka_unit_test(test_exec_start_request_packs_to_protocol_vector),
+		cmocka_unit_test(test_exec_start_input_packs_to_protocol_vector),
 		cmocka_unit_test(test_exec_start_vector_unpacks_as_request),
 		cmocka_unit_test(test_exec_start_vector_unpacks_as_input),
-		cmocka_unit_test(test_stdin_packs_to_design_vector),
+		cmocka_unit_test(test_stdin_packs_to_protocol_vector),
 		cmocka_unit_test(test_stdin_vector_unpacks_as_input),
 		cmocka_unit_test(test_empty_stdin_is_a_set_payload),
-		cmocka_unit_test(test_output_and_exit_events_pack_to_design_vectors),
-		cmocka_unit_test(test_design_event_vectors_unpack_to_their_fields),
+		cmocka_unit_test(test_output_and_exit_events_pack_to_protocol_vectors),
+		cmocka_unit_test(test_protocol_event_vectors_unpack_to_their_fields),
 		cmocka_unit_test(test_70000_byte_stdout_has_three_byte_length_varints),
 		cmocka_unit_test(test_request_with_stdin_field_2_is_refused),
 		cmocka_unit_test(test_request_with_resize_field_3_is_refused),

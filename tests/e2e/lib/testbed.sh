@@ -1,4 +1,4 @@
-# The end-to-end test bed (DESIGN.md section 11): a fake internet in a
+# The end-to-end test bed (tests/e2e/README.md): a fake internet in a
 # network namespace of its own, and a test host namespace whose only route
 # leads there, so that nothing a test runs, however wrong, can reach the
 # real network. Source it from a test (POSIX sh), then:
