@@ -31,6 +31,7 @@
 #include "egress-proxy/proxy.h"
 #include "egress-proxy/resolve.h"
 
+#define CORRALD_EXIT_MONITOR_LOST 3     /* the monitor died: restart (and reap) */
 #define CORRALD_LEDGER_FILE "egress.jsonl"
 #define CORRALD_LOCK_WAIT_S 30        /* for an old monitor's teardown */
 
@@ -403,6 +404,10 @@ main(int argc, char **argv)
 		event_free(sigevs[i]);
 	event_base_free(d.base);
 	config_free(d.cfg);
+	if (d.monitor_lost) {
+		log_error("corrald stopped: its monitor is gone");
+		return CORRALD_EXIT_MONITOR_LOST;
+	}
 	log_info("corrald stopped");
 	return 0;
 }

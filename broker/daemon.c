@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "broker/api.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
@@ -323,12 +325,43 @@ daemon_api_start(struct daemon *d)
 	return 0;
 }
 
+/* The monitor is gone (killed, crashed, or it refused what this broker
+ * sent): nobody can vouch for a sandbox any more, or tear one down. Every
+ * sandbox's channel closes, so its corral-init and with it every process
+ * of the sandbox end; its registry row stays, so the next start reaps its
+ * cgroups and home; then the broker exits non-zero and a supervisor
+ * (systemd) restarts the daemon. It never says ready or deleted for what
+ * it cannot vouch for. */
+static void
+daemon_monitor_lost(void *arg)
+{
+	struct daemon *d = arg;
+	size_t n = 0;
+
+	if (d->closing)
+		return;
+	log_error("the monitor is gone: ending every sandbox, then exiting (a restart reaps "
+	    "what is left)");
+	d->monitor_lost = true;
+	d->sandboxes_ok = false;
+	free(d->monitor_why);
+	d->monitor_why = xstrdup("the monitor is gone: corrald is exiting");
+	while (d->sandboxes != NULL) {
+		sandbox_abandon(d, d->sandboxes);
+		n++;
+	}
+	log_error("%zu sandboxes ended", n);
+	event_base_loopexit(d->base, NULL);
+}
+
 void
 daemon_monitor_started(struct daemon *d, struct privsep *ps)
 {
 	const struct monitor_hello *h;
 
 	d->privsep = ps;
+	if (ps != NULL)
+		privsep_on_lost(ps, daemon_monitor_lost, d);
 	if (ps == NULL) {
 		d->monitor_why = xstrdup("corrald was not started as root");
 	} else if (!(h = privsep_hello(ps))->sandboxes) {

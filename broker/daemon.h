@@ -46,6 +46,7 @@ struct daemon {
 	struct privsep *privsep;        /* the monitor, or NULL (not started as root) */
 	bool sandboxes_ok;              /* else monitor_why says why not */
 	bool closing;                   /* shutting down: late builds are not adopted */
+	bool monitor_lost;              /* the monitor went: every sandbox ended, exiting */
 	char *monitor_why;
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */

@@ -69,6 +69,9 @@ struct privsep {
 	struct privsep_pending *head, *tail;
 	struct privsep_ready *ready;    /* those answers, oldest first */
 	bool gone;                      /* the monitor closed the link */
+	struct event *lost_ev;          /* tells the broker so, from the loop */
+	void (*lost)(void *arg);        /* privsep_on_lost() */
+	void *lost_arg;
 };
 
 /* ---- The broker's end --------------------------------------------------- */
@@ -141,6 +144,18 @@ privsep_defer(struct privsep *ps, privsep_reply_fn done, void *arg)
 		event_active(ps->deliver, EV_TIMEOUT, 0);
 }
 
+/* The monitor is gone: the broker hears it once, from the loop. */
+static void
+privsep_announce_lost(evutil_socket_t fd, short what, void *arg)
+{
+	struct privsep *ps = arg;
+
+	(void)fd;
+	(void)what;
+	if (ps->lost != NULL)
+		ps->lost(ps->lost_arg);
+}
+
 /* The monitor is gone: every asynchronous request hears it (MSG NULL). */
 static void
 privsep_lose(struct privsep *ps)
@@ -149,6 +164,9 @@ privsep_lose(struct privsep *ps)
 	void *arg;
 
 	privsep_deliver(-1, 0, ps);
+	/* Once, and from the loop: this may run inside a synchronous call. */
+	if (!ps->gone && ps->lost_ev != NULL)
+		event_active(ps->lost_ev, 0, 0);
 	ps->gone = true;
 	if (ps->ev != NULL)
 		event_del(ps->ev);
@@ -270,7 +288,16 @@ privsep_attach(struct privsep *ps, struct event_base *base)
 		return -1;
 	ps->ev = event_new(base, ps->fd, EV_READ | EV_PERSIST, privsep_on_readable, ps);
 	ps->deliver = event_new(base, -1, 0, privsep_deliver, ps);
-	return ps->ev == NULL || ps->deliver == NULL || event_add(ps->ev, NULL) == -1 ? -1 : 0;
+	ps->lost_ev = event_new(base, -1, 0, privsep_announce_lost, ps);
+	return ps->ev == NULL || ps->deliver == NULL || ps->lost_ev == NULL ||
+	    event_add(ps->ev, NULL) == -1 ? -1 : 0;
+}
+
+void
+privsep_on_lost(struct privsep *ps, void (*lost)(void *arg), void *arg)
+{
+	ps->lost = lost;
+	ps->lost_arg = arg;
 }
 
 /* A FAILED answer's text into *ERR; -1 either way. */
@@ -433,6 +460,12 @@ privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, g
 	return rc;
 }
 
+bool
+privsep_gone(const struct privsep *ps)
+{
+	return ps->gone;
+}
+
 pid_t
 privsep_pid(const struct privsep *ps)
 {
@@ -492,6 +525,8 @@ privsep_stop(struct privsep *ps)
 		event_free(ps->ev);
 	if (ps->deliver != NULL)
 		event_free(ps->deliver);
+	if (ps->lost_ev != NULL)
+		event_free(ps->lost_ev);
 	if (ps->fd != -1)
 		close(ps->fd);
 	if (ps->hello.map_fd != -1)

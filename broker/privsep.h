@@ -49,6 +49,11 @@ int privsep_user(const char *user, uid_t *uid, gid_t *gid, char **err);
 
 /* Reads the monitor's answers to asynchronous requests from BASE's loop. */
 int privsep_attach(struct privsep *ps, struct event_base *base);
+/* LOST(ARG) is called once, from the loop, when the monitor's link closes
+ * (it exited, was killed, or refused what the broker sent). */
+void privsep_on_lost(struct privsep *ps, void (*lost)(void *arg), void *arg);
+/* True once the monitor's link has closed. */
+bool privsep_gone(const struct privsep *ps);
 /* Sends a create and returns: BUILT hears the answer from the loop (or
  * from a later synchronous call, which hands earlier answers on first),
  * so tunnels go on while the monitor builds. -1 with *ERR when it cannot

@@ -741,24 +741,41 @@ sandbox_on_gone(struct daemon *d, sandbox_gone_fn fn)
 	d->gone_hooks[d->ngone_hooks++] = fn;
 }
 
-void
-sandbox_delete(struct daemon *d, struct sandbox *sb)
+/* Unlinks SB and ends what the broker holds of it: its users let go first,
+ * then the tunnels, then corral-init (its channel). */
+static void
+sandbox_end(struct daemon *d, struct sandbox *sb)
 {
 	struct sandbox **pp;
-	char *err = NULL;
 
 	for (pp = &d->sandboxes; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == sb) {
 			*pp = sb->next;
 			break;
 		}
-	/* Its users let go first, then the tunnels, then corral-init (its
-	 * channel), then what the monitor holds: cgroups (every process),
-	 * the namespace, HOME. */
 	for (size_t i = 0; i < d->ngone_hooks; i++)
 		d->gone_hooks[i](sb);
 	proxy_tenant_free(sb->tenant);
 	exec_channel_free(sb->channel);
+}
+
+void
+sandbox_abandon(struct daemon *d, struct sandbox *sb)
+{
+	sandbox_end(d, sb);
+	log_warnx("sandbox %s ended without the monitor: its cgroups and home wait for "
+	    "the next start's reaping", sb->name);
+	sandbox_free(sb);
+}
+
+void
+sandbox_delete(struct daemon *d, struct sandbox *sb)
+{
+	char *err = NULL;
+
+	/* What the broker holds goes first, then what the monitor holds:
+	 * cgroups (every process), the namespace, HOME. */
+	sandbox_end(d, sb);
 	if (privsep_destroy(d->privsep, sb->name, &err) == -1)
 		log_error("sandbox %s: %s", sb->name, err);
 	free(err);

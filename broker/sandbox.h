@@ -86,6 +86,10 @@ void sandbox_on_gone(struct daemon *d, sandbox_gone_fn fn);
 /* Tears SB down and forgets it: the hooks, then its tunnels, its channel
  * (corral-init ends) and what the monitor holds. */
 void sandbox_delete(struct daemon *d, struct sandbox *sb);
+/* Ends SB without the monitor (it is gone): the hooks, its tunnels, its
+ * channel (corral-init ends, and every process of the sandbox with it);
+ * its registry row stays for the next start to reap. */
+void sandbox_abandon(struct daemon *d, struct sandbox *sb);
 /* The sandbox NAME, or NULL. */
 struct sandbox *sandbox_find(struct daemon *d, const char *name);
 /* May CALLER see and use SB? Root may; others only their own. */
