@@ -232,15 +232,32 @@ corrald_folders(const struct config *cfg, uid_t uid, gid_t gid)
 /* Root's part of the start: the folders, the sockets that need binding,
  * the monitor; then the drop. Started by anyone else, corrald serves host
  * mode only, as that user. */
+/* corrald's own folders, which no sandbox's root may reach: the state
+ * (the registry, every sandbox's home), the ledger's and the profiles'.
+ * The control socket needs no entry: a sandbox's process is refused by
+ * the socket itself, and connect() to a host socket is refused inside. */
+static size_t
+corrald_own_dirs(const struct config *cfg, const char **dirs)
+{
+	size_t n = 0;
+
+	dirs[n++] = cfg->state_dir;
+	dirs[n++] = cfg->log_dir;
+	dirs[n++] = cfg->profiles_dir;
+	return n;
+}
+
 static void
 corrald_split(struct daemon *d)
 {
+	static const char *own[MONITOR_OWN_DIRS_MAX];
 	struct monitor_setup setup = {
 		.state_dir = d->cfg->state_dir, .pool_prefix = d->cfg->pool.prefix_len,
 		.init_path = corrald_init_path(),
 		.grants = d->cfg->grants, .ngrants = d->cfg->ncredentials,
 		.host_cgroup = d->cfg->host_proxy.enabled ? d->cfg->host_proxy.cgroup : NULL,
 		.socket_path = d->cfg->socket,
+		.own_dirs = own, .n_own_dirs = corrald_own_dirs(d->cfg, own),
 	};
 	struct privsep *ps;
 	char *err = NULL;

@@ -19,6 +19,7 @@
 struct grant;
 
 #define MONITOR_PROCESS_NAME "corrald-monitor"  /* its name in ps */
+#define MONITOR_OWN_DIRS_MAX 4         /* corrald's folders a setup names */
 
 /* What the monitor is set up with, from the started process's
  * configuration (trusted: read before the fork). */
@@ -30,6 +31,9 @@ struct monitor_setup {
 	const char *runtime_dir;        /* shown read-only inside, or NULL */
 	const struct grant *grants;     /* the operator's grants (corrald.yaml credentials) */
 	size_t ngrants;
+	const char *const *own_dirs;    /* corrald's state, log and profile
+	                                 * folders: no sandbox's root may reach them */
+	size_t n_own_dirs;
 	const char *host_cgroup;        /* host_proxy.cgroup to watch, or NULL */
 	const char *socket_path;        /* the control socket: callers' connections come
 	                                 * from it, and it is removed at the end */

@@ -536,6 +536,7 @@ privop_start_init(struct privop *p, const struct monitor_create *req,
 		.roots = req->roots, .n_roots = req->n_roots, .home = out->home, .home_fd = home_fd,
 		.workdir = req->workdir, .gateway = gateway, .runtime = p->runtime_dir,
 		.init_path = p->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
+		.own_dirs = p->cfg.own_dirs, .n_own_dirs = p->cfg.n_own_dirs,
 	};
 
 	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,10 +25,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/initproto.h"
 #include "broker/monitor/spawn.h"
+#include "common/initproto.h"
 #include "common/reason.h"
 #include "common/xmalloc.h"
+#include "policy/rootcheck.h"
 
 #define SPAWN_NAME_MAX_BYTES 63
 #define SPAWN_GROUPS_MAX 256            /* supplementary groups of one caller */
@@ -35,22 +37,15 @@
 #define SPAWN_OPENED 200                /* the opening child's answers: the descriptors, */
 #define SPAWN_OPEN_REFUSED 201          /* or why not */
 #define SPAWN_CHILD_STACK_BYTES (64 * 1024)     /* the clone's, until it execs */
+#define SPAWN_FIRST_REGULAR_UID 1000    /* below: system accounts, whose homes are services' */
+#define SPAWN_HOMES_MAX 4096            /* other users' homes a root is checked against */
+#define SPAWN_HOMES_STORE_BYTES (256 * 1024)
 
 _Static_assert(CORRAL_ROOTS_MAX == CORRAL_ROOTS_MAX, "one limit of roots");
 
 /* The namespaces of a sandbox. No user namespace: corral-init is real
  * root until it drops, and the workloads are a real uid of the host. */
 #define SPAWN_NS_FLAGS (CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC)
-
-/* Host folders no root may be, or lie under: the kernel's views of the
- * host, and /run, which holds the host's sockets (Landlock before ABI 9
- * does not stop connect() to a Unix socket in a visible folder). */
-static const char *const spawn_forbidden_trees[] = { "/proc", "/sys", "/dev", "/run", NULL };
-/* Folders no root may be itself: all of the host's, or other users'
- * sockets (/tmp holds ssh-agent and X11 sockets), or a system folder,
- * which the sandbox already sees read-only. */
-static const char *const spawn_forbidden_roots[] = { "/", "/tmp", "/var/tmp", "/usr",
-	"/etc", "/bin", "/sbin", "/lib", "/lib64", "/opt", NULL };
 
 struct spawn {
 	char *name;
@@ -100,33 +95,66 @@ spawn_path_ok(const char *path)
 	return true;
 }
 
-/* True when PATH is TREE or lies beneath it. */
-static bool
-spawn_path_under(const char *path, const char *tree)
+/* The homes of the machine's users other than UID, into HOMES (their
+ * paths in STORE): no root may reach them. Root's home counts; system
+ * accounts (below the first regular uid) do not, their "homes" being
+ * service folders. */
+static size_t
+spawn_other_homes(uid_t uid, const char **homes, size_t max, char *store, size_t size)
 {
-	size_t n = strlen(tree);
+	const struct passwd *pw;
+	size_t n = 0, used = 0, len;
 
-	return strncmp(path, tree, n) == 0 && (path[n] == '\0' || path[n] == '/');
+	setpwent();
+	while (n < max && (pw = getpwent()) != NULL) {
+		if (pw->pw_uid == uid || (pw->pw_uid != 0 && pw->pw_uid < SPAWN_FIRST_REGULAR_UID) ||
+		    pw->pw_dir == NULL || pw->pw_dir[0] != '/' || pw->pw_dir[1] == '\0')
+			continue;
+		if ((len = strlen(pw->pw_dir) + 1) > size - used)
+			break;
+		memcpy(store + used, pw->pw_dir, len);
+		homes[n++] = store + used;
+		used += len;
+	}
+	endpwent();
+	return n;
 }
 
-/* Why root PATH is refused, or NULL. */
-static const char *
-spawn_root_refusal(const char *path)
+/* Why root PATH is refused ("it ..."), into WHY; -1 when it is. */
+static int
+spawn_root_judge(const struct spawn_spec *s, const char *path, const char *const *homes,
+    size_t nhomes, char **err)
 {
-	size_t i;
+	struct rootcheck_context ctx = { s->own_dirs, s->n_own_dirs, homes, nhomes };
+	const char *what = NULL;
+	enum rootcheck_rule rule = rootcheck_judge(path, &ctx, &what);
 
-	if (!spawn_path_ok(path))
-		return "is not an absolute path without \".\", \"..\" or empty parts";
-	for (i = 0; spawn_forbidden_trees[i] != NULL; i++) {
-		if (spawn_path_under(path, spawn_forbidden_trees[i]))
-			return "lies in a folder of the host's kernel or sockets (/proc, /sys, "
-			    "/dev, /run)";
+	if (rule == ROOTCHECK_OK)
+		return 0;
+	if (what != NULL && strcmp(what, path) != 0)
+		return reason_set(err, "root %s refused: it %s (%s)", path, rootcheck_strerror(rule),
+		    what);
+	return reason_set(err, "root %s refused: it %s", path, rootcheck_strerror(rule));
+}
+
+/* Checks every root of SPEC by its path: rootcheck's rules, no root twice. */
+static int
+spawn_check_roots(const struct spawn_spec *s, char **err)
+{
+	const char *homes[SPAWN_HOMES_MAX];
+	char *store = xmalloc(SPAWN_HOMES_STORE_BYTES);
+	size_t nhomes = spawn_other_homes(s->uid, homes, SPAWN_HOMES_MAX, store,
+	    SPAWN_HOMES_STORE_BYTES);
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_roots && rc == 0; i++) {
+		rc = spawn_root_judge(s, s->roots[i].path, homes, nhomes, err);
+		for (size_t j = 0; j < i && rc == 0; j++)
+			if (strcmp(s->roots[i].path, s->roots[j].path) == 0)
+				rc = reason_set(err, "root %s is named twice", s->roots[i].path);
 	}
-	for (i = 0; spawn_forbidden_roots[i] != NULL; i++) {
-		if (strcmp(path, spawn_forbidden_roots[i]) == 0)
-			return "is a system or shared folder; name a folder of your own inside it";
-	}
-	return NULL;
+	free(store);
+	return rc;
 }
 
 /* Checks every field of SPEC that needs no file system. */
@@ -134,8 +162,6 @@ static int
 spawn_check(const struct spawn_spec *s, char **err)
 {
 	unsigned char addr[sizeof(struct in6_addr)];
-	const char *why;
-	size_t i, j;
 
 	if (s->name == NULL || !spawn_name_ok(s->name))
 		return reason_set(err, "sandbox name refused: it must match ^[a-z0-9][a-z0-9-]{0,62}$");
@@ -147,15 +173,8 @@ spawn_check(const struct spawn_spec *s, char **err)
 		return reason_set(err, "a sandbox needs 1 to %d roots", CORRAL_ROOTS_MAX);
 	if (s->n_caller_groups > SPAWN_GROUPS_MAX)
 		return reason_set(err, "the caller has more than %d groups", SPAWN_GROUPS_MAX);
-	for (i = 0; i < s->n_roots; i++) {
-		why = spawn_root_refusal(s->roots[i].path);
-		if (why != NULL)
-			return reason_set(err, "root %s refused: it %s", s->roots[i].path, why);
-		for (j = 0; j < i; j++) {
-			if (strcmp(s->roots[i].path, s->roots[j].path) == 0)
-				return reason_set(err, "root %s is named twice", s->roots[i].path);
-		}
-	}
+	if (spawn_check_roots(s, err) == -1)
+		return -1;
 	if (!spawn_path_ok(s->home) || (s->workdir != NULL && !spawn_path_ok(s->workdir)) ||
 	    (s->runtime != NULL && !spawn_path_ok(s->runtime)) || !spawn_path_ok(s->init_path))
 		return reason_set(err, "HOME, the working folder, the runtime folder and "

@@ -45,6 +45,9 @@ struct spawn_spec {
 	const char *gateway;    /* the sandbox's gateway: its only nameserver */
 	const char *runtime;    /* corral's runtime folder, shown read-only, or NULL */
 	const char *init_path;  /* the corral-init binary */
+	const char *const *own_dirs;    /* corrald's state, log and profile
+	                                 * folders: no root may reach them */
+	size_t n_own_dirs;
 	int cgroup_fd;          /* a cgroup v2 folder corral-init joins before
 	                         * its first instruction, or -1 */
 };

@@ -166,16 +166,51 @@ as_a sandbox delete sb >/dev/null 2>&1
 check_eq "ctest-a's delete of sb leaves it answering ctest-b" "b's secret" \
 	"$(as_b exec sb -- cat "$fb/secret.txt" 2>&1)"
 
+# --- Roots that would show the host: refused whatever the mode, with the rule.
+# refused_root NAME ROOT EXPECTED [CREATE-ARG...]: root's create over ROOT
+# fails and names EXPECTED.
+refused_root() {
+	_name=$1 _root=$2 _want=$3
+	shift 3
+	out=$(corral sandbox create --root "$_root" --run-as ctest-a "$@" --name rr 2>&1)
+	rc=$?
+	[ "$rc" -eq 1 ] && ! listed 0 rr
+	tap_result $? "$_name is refused" "$out"
+	check_contains "and the refusal names the rule" "$out" "$_want"
+	corral sandbox delete rr >/dev/null 2>&1
+}
+refused_root "/ as a root" "/:ro" "is a system or shared folder"
+refused_root "/var as a read-only root" "/var:ro" "is a system or shared folder"
+refused_root "/home as a read-only root" "/home:ro" "is a system or shared folder"
+refused_root "/etc as a read-only root" "/etc:ro" "is a system or shared folder"
+refused_root "a folder inside /run" "/run/user/$UID_A:ro" "lies in a folder of the host's kernel"
+refused_root "a folder inside /proc" "/proc/1:ro" "lies in a folder of the host's kernel"
+refused_root "a folder holding corrald's state" "$TB_DIR:ro" "reaches corrald's own folder"
+refused_root "a folder inside corrald's state" "$TB_DIR/state:ro" "reaches corrald's own folder"
+usermod -d "$fb" ctest-b
+refused_root "another user's home, for root's sandbox run as ctest-a" "$fb:ro" \
+	"reaches another user's home"
+refused_root "a folder holding another user's home" "$users:ro" "reaches another user's home"
+usermod -d /nonexistent ctest-b
+mkdir -p "$fa/own" && chown ctest-a:ctest-a "$fa/own"
+out=$(as_a sandbox create --root "$fa/own" --name own-tmp 2>&1)
+check_eq "a user's own folder under /tmp stays allowed" 0 "$?"
+as_a sandbox delete own-tmp >/dev/null 2>&1
+
 # --- The control socket from inside a sandbox.
 inside_a=$(as_a exec sa -- sh -c "test -e '$sock' && echo visible || echo absent" 2>&1)
 check_eq "the control socket is not visible in ctest-a's sandbox" absent "$inside_a"
-# A sandbox (root's, run as ctest-a) on the bed's whole folder, read-only:
-# the socket and a corral CLI are visible there, so the peer check alone
-# must refuse a caller from inside.
-corral sandbox create --root "$TB_DIR:ro" --run-as ctest-a --name sees-sock >/dev/null 2>&1
-in_sock() { corral exec sees-sock -- "$TB_DIR/bin/corral" --socket "$sock" "$@"; }
+# A sandbox (root's, run as ctest-a) on a folder that holds a hard link to
+# the control socket and a corral CLI, read-only (a root may not reach
+# corrald's own folders, so the bed's whole folder is refused): the peer
+# check alone must refuse a caller from inside.
+seen="$TB_DIR/sees"
+mkdir -p "$seen" && ln "$sock" "$seen/corrald.sock" && cp "$TB_DIR/bin/corral" "$seen/corral"
+chmod -R a+rX "$seen"
+corral sandbox create --root "$seen:ro" --run-as ctest-a --name sees-sock >/dev/null 2>&1
+in_sock() { corral exec sees-sock -- "$seen/corral" --socket "$seen/corrald.sock" "$@"; }
 check_eq "the socket is visible in that sandbox (so the next checks mean something)" visible \
-	"$(corral exec sees-sock -- sh -c "test -S '$sock' && echo visible" 2>&1)"
+	"$(corral exec sees-sock -- sh -c "test -S '$seen/corrald.sock' && echo visible" 2>&1)"
 out=$(in_sock sandbox list --json 2>&1)
 rc=$?
 [ "$rc" -ne 0 ]; tap_result $? "corral sandbox list from inside a sandbox is refused (exit $rc)" "$out"
