@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "broker/limits.h"
 #include "egress-proxy/proxy.h"
 #include "policy/diag.h"
 #include "policy/grant.h"
@@ -38,6 +39,14 @@ struct config_credential {
 	size_t nenv;
 };
 
+/* What one user of the control socket other than root may hold at once,
+ * so that no user starves the others (root is always served). */
+struct config_shares {
+	unsigned connections;           /* control connections not yet answered */
+	uint64_t buffered_bytes;        /* bytes of requests read but not yet whole */
+	unsigned tunnels;               /* egress tunnels, over all their sandboxes */
+};
+
 /* The proxy for the host's own processes (no sandbox): loopback only. */
 struct config_host_proxy {
 	bool enabled;
@@ -57,6 +66,9 @@ struct config {
 	char *machine_id;
 	char *user;                     /* the broker's account (default corral) */
 	unsigned max_sandboxes;
+	unsigned max_sandboxes_per_user;        /* a non-root user's; root is never held to it */
+	struct limits_conf limits;              /* each sandbox's defaults and maximum */
+	struct config_shares shares;            /* what one non-root user may hold */
 	struct policy_cidr pool;
 	char **dns_upstream;            /* "ip[:port]"; none: the machine's resolv.conf */
 	size_t ndns_upstream;

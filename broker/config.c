@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "broker/conf.h"
+#include "broker/limits.h"
+#include "common/units.h"
 #include "egress-proxy/http.h"
 #include "egress-proxy/proxy.h"
 #include "policy/cidr.h"
@@ -61,6 +63,12 @@
 #define CONFIG_CREDENTIALS_MAX 64               /* credential definitions */
 #define CONFIG_CREDENTIAL_ITEMS_MAX 32          /* paths, hosts or env entries of one */
 #define CONFIG_PORT_MAX 65535
+#define CONFIG_SHARE_CONNECTIONS_MAX 10000
+#define CONFIG_SHARE_CONNECTIONS_DEFAULT 32     /* control connections of one user */
+#define CONFIG_SHARE_BYTES_DEFAULT (64ull * 1024 * 1024)  /* half-read requests of one user */
+#define CONFIG_SHARE_TUNNELS_DIVISOR 4  /* one user's tunnels: a quarter of egress.max_tunnels */
+#define CONFIG_SHARE_BYTES_MIN (64ull * 1024)
+#define CONFIG_PIDS_MAX 4194304                 /* the kernel's pid_max ceiling */
 
 #define CONFIG_NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -101,6 +109,8 @@ struct raw_config {
 	const struct yamltree_node *egress, *allow_cidrs, *connect_timeout, *idle_timeout;
 	const struct yamltree_node *tunnels_per_sandbox, *handshake_timeout, *header_max, *tunnels;
 	const struct yamltree_node *credentials;
+	const struct yamltree_node *per_user, *limits, *lim[LIMITS_N], *lim_max, *max[LIMITS_N];
+	const struct yamltree_node *shares, *share_conns, *share_bytes, *share_tunnels;
 	const struct yamltree_node *host_proxy, *listen, *transparent, *dns_listen, *policy, *profile,
 	    *cgroup;
 	struct raw_credential *creds;
@@ -116,7 +126,10 @@ static const struct yamltree_field config_top_fields[] = {
 	{ "profiles_dir", YAMLTREE_SCALAR, RAW(profiles_dir), false, NULL },
 	{ "machine_id", YAMLTREE_SCALAR, RAW(machine_id), false, NULL },
 	{ "max_sandboxes", YAMLTREE_SCALAR, RAW(max_sandboxes), false, NULL },
+	{ "max_sandboxes_per_user", YAMLTREE_SCALAR, RAW(per_user), false, NULL },
 	{ "user", YAMLTREE_SCALAR, RAW(user), false, NULL },
+	{ "limits", YAMLTREE_MAPPING, RAW(limits), true, NULL },
+	{ "shares", YAMLTREE_MAPPING, RAW(shares), true, NULL },
 	{ "network", YAMLTREE_MAPPING, RAW(network), true, NULL },
 	{ "dns", YAMLTREE_MAPPING, RAW(dns), true, NULL },
 	{ "egress", YAMLTREE_MAPPING, RAW(egress), true, NULL },
@@ -140,6 +153,27 @@ static const struct yamltree_field config_egress_fields[] = {
 	{ "handshake_timeout_ms", YAMLTREE_SCALAR, RAW(handshake_timeout), false, NULL },
 	{ "header_max_bytes", YAMLTREE_SCALAR, RAW(header_max), false, NULL },
 	{ "max_tunnels", YAMLTREE_SCALAR, RAW(tunnels), false, NULL },
+};
+
+static const struct yamltree_field config_limits_fields[] = {
+	{ "pids", YAMLTREE_SCALAR, RAW(lim[LIMITS_PIDS]), false, NULL },
+	{ "memory", YAMLTREE_SCALAR, RAW(lim[LIMITS_MEMORY]), false, NULL },
+	{ "cpus", YAMLTREE_SCALAR, RAW(lim[LIMITS_CPUS]), false, NULL },
+	{ "tmpfs", YAMLTREE_SCALAR, RAW(lim[LIMITS_TMPFS]), false, NULL },
+	{ "home", YAMLTREE_SCALAR, RAW(lim[LIMITS_HOME]), false, NULL },
+	{ "max", YAMLTREE_MAPPING, RAW(lim_max), true, NULL },
+};
+
+static const struct yamltree_field config_limits_max_fields[] = {
+	{ "pids", YAMLTREE_SCALAR, RAW(max[LIMITS_PIDS]), false, NULL },
+	{ "memory", YAMLTREE_SCALAR, RAW(max[LIMITS_MEMORY]), false, NULL },
+	{ "cpus", YAMLTREE_SCALAR, RAW(max[LIMITS_CPUS]), false, NULL },
+};
+
+static const struct yamltree_field config_shares_fields[] = {
+	{ "connections", YAMLTREE_SCALAR, RAW(share_conns), false, NULL },
+	{ "buffered_bytes", YAMLTREE_SCALAR, RAW(share_bytes), false, NULL },
+	{ "tunnels", YAMLTREE_SCALAR, RAW(share_tunnels), false, NULL },
 };
 
 static const struct yamltree_field config_host_proxy_fields[] = {
@@ -186,6 +220,11 @@ static const struct config_number config_numbers[] = {
 	{ "egress.header_max_bytes", RAW(header_max), CFG(egress.header_max_bytes),
 	  CONFIG_HEADER_MIN_BYTES, PROXY_HEADER_MAX_BYTES },
 	{ "egress.max_tunnels", RAW(tunnels), CFG(egress.max_tunnels), 1, CONFIG_TUNNELS_MAX },
+	{ "max_sandboxes_per_user", RAW(per_user), CFG(max_sandboxes_per_user),
+	  CONFIG_MAX_SANDBOXES_MIN, CONFIG_MAX_SANDBOXES_MAX },
+	{ "shares.connections", RAW(share_conns), CFG(shares.connections), 1,
+	  CONFIG_SHARE_CONNECTIONS_MAX },
+	{ "shares.tunnels", RAW(share_tunnels), CFG(shares.tunnels), 1, CONFIG_TUNNELS_MAX },
 };
 
 /* An absolute path of the schema: where its node is, where its copy goes,
@@ -254,6 +293,12 @@ config_shape(struct yamltree_ctx *ctx, const struct yamltree_node *root, struct 
 	    YAMLTREE_NFIELDS(config_dns_fields), raw);
 	yamltree_walk(ctx, raw->egress, "egress", config_egress_fields,
 	    YAMLTREE_NFIELDS(config_egress_fields), raw);
+	yamltree_walk(ctx, raw->limits, "limits", config_limits_fields,
+	    YAMLTREE_NFIELDS(config_limits_fields), raw);
+	yamltree_walk(ctx, raw->lim_max, "limits.max", config_limits_max_fields,
+	    YAMLTREE_NFIELDS(config_limits_max_fields), raw);
+	yamltree_walk(ctx, raw->shares, "shares", config_shares_fields,
+	    YAMLTREE_NFIELDS(config_shares_fields), raw);
 	yamltree_walk(ctx, raw->host_proxy, "host_proxy", config_host_proxy_fields,
 	    YAMLTREE_NFIELDS(config_host_proxy_fields), raw);
 	yamltree_check_items(ctx, raw->upstream, YAMLTREE_SCALAR, "upstream");
@@ -901,6 +946,79 @@ config_host_proxy(struct yamltree_ctx *ctx, const struct raw_config *raw, struct
 	}
 }
 
+/* A limit's value N (KIND; MAX: a key of limits.max) into *OUT: a count of
+ * pids, a size or a share of RAM ("50%"), a CPU count. */
+static void
+config_limit(struct yamltree_ctx *ctx, const struct yamltree_node *n, enum limits_kind kind,
+    bool max, uint64_t ram, uint64_t *out)
+{
+	struct yamltree_quoted q;
+	unsigned long pids;
+	uint32_t milli;
+	bool ok;
+
+	if (kind == LIMITS_PIDS) {
+		ok = yamltree_number(n->text, n->plain, 1, CONFIG_PIDS_MAX, &pids) == YAMLTREE_NUM_OK;
+		*out = pids;
+	} else if (kind == LIMITS_CPUS) {
+		ok = units_parse_cpus(n->text, &milli);
+		*out = milli;
+	} else {
+		ok = units_parse_size_or_share(n->text, ram, out);
+	}
+	if (!ok)
+		yamltree_error_at(ctx, n, "limits.%s%s '%s' is not %s", max ? "max." : "",
+		    limits_name(kind), yamltree_quote(n->text, &q),
+		    kind == LIMITS_PIDS ? "a count from 1 to 4194304" : kind == LIMITS_CPUS ?
+		    "a number of CPUs with at most 3 decimals (0.5, 2)" :
+		    "a size (512M, 4G) or a share of the machine's memory (25%)");
+}
+
+/* limits and limits.max; a default over its maximum is an error. */
+static void
+config_limits(struct yamltree_ctx *ctx, const struct raw_config *raw, struct config *cfg)
+{
+	uint64_t ram = limits_machine_ram(), v;
+
+	for (int k = 0; k < LIMITS_N; k++) {
+		if (raw->max[k] != NULL)
+			config_limit(ctx, raw->max[k], (enum limits_kind)k, true, ram,
+			    &cfg->limits.max[k]);
+		if (raw->lim[k] != NULL) {
+			config_limit(ctx, raw->lim[k], (enum limits_kind)k, false, ram, &v);
+			/* tmpfs sizes go in whole MiB. */
+			if (k == LIMITS_TMPFS || k == LIMITS_HOME)
+				v = v < LIMITS_FS_MIN_BYTES ? LIMITS_FS_MIN_BYTES :
+				    v / LIMITS_MIB * LIMITS_MIB;
+			cfg->limits.dflt[k] = (struct limits_value){ v, LIMITS_CONFIG };
+		}
+	}
+	for (int k = 0; k < LIMITS_N; k++)
+		if (raw->lim[k] != NULL && cfg->limits.max[k] != 0 &&
+		    cfg->limits.dflt[k].value > cfg->limits.max[k])
+			yamltree_error_at(ctx, raw->lim[k], "limits.%s is over limits.max.%s",
+			    limits_name((enum limits_kind)k), limits_name((enum limits_kind)k));
+}
+
+/* shares.buffered_bytes, and the defaults that follow other keys. */
+static void
+config_shares(struct yamltree_ctx *ctx, const struct raw_config *raw, struct config *cfg)
+{
+	struct yamltree_quoted q;
+	const struct yamltree_node *n = raw->share_bytes;
+
+	if (n != NULL && (!units_parse_size(n->text, &cfg->shares.buffered_bytes) ||
+	    cfg->shares.buffered_bytes < CONFIG_SHARE_BYTES_MIN))
+		yamltree_error_at(ctx, n, "shares.buffered_bytes '%s' is not a size of at least 64K",
+		    yamltree_quote(n->text, &q));
+	if (raw->share_tunnels == NULL)
+		cfg->shares.tunnels = cfg->egress.max_tunnels / CONFIG_SHARE_TUNNELS_DIVISOR > 0 ?
+		    cfg->egress.max_tunnels / CONFIG_SHARE_TUNNELS_DIVISOR : 1;
+	if (raw->per_user == NULL)
+		cfg->max_sandboxes_per_user = cfg->max_sandboxes > 1 ?
+		    (cfg->max_sandboxes + 1) / 2 : 1;
+}
+
 /* Pass 3: every value of RAW into CFG, then the keys that constrain each
  * other. */
 static void
@@ -920,6 +1038,8 @@ config_validate(struct yamltree_ctx *ctx, const struct raw_config *raw, struct c
 	config_allow_cidrs(ctx, raw->allow_cidrs, cfg);
 	config_credentials(ctx, raw, cfg);
 	config_host_proxy(ctx, raw, cfg);
+	config_limits(ctx, raw, cfg);
+	config_shares(ctx, raw, cfg);
 }
 
 /* ---- defaults and lifecycle ---- */
@@ -940,7 +1060,12 @@ config_new_default(void)
 	c->host_proxy.listen = strdup(CONFIG_HOST_PROXY_LISTEN_DEFAULT);
 	c->host_proxy.profile = strdup(PROFILE_DEFAULT_NAME);
 	c->max_sandboxes = CONFIG_MAX_SANDBOXES_DEFAULT;
+	c->max_sandboxes_per_user = (CONFIG_MAX_SANDBOXES_DEFAULT + 1) / 2;
 	proxy_limits_default(&c->egress);
+	limits_conf_default(&c->limits, limits_machine_ram(), limits_machine_cpus());
+	c->shares.connections = CONFIG_SHARE_CONNECTIONS_DEFAULT;
+	c->shares.buffered_bytes = CONFIG_SHARE_BYTES_DEFAULT;
+	c->shares.tunnels = c->egress.max_tunnels / CONFIG_SHARE_TUNNELS_DIVISOR;
 	if (c->socket == NULL || c->state_dir == NULL || c->log_dir == NULL ||
 	    c->profiles_dir == NULL || c->machine_id == NULL || c->user == NULL ||
 	    c->host_proxy.listen == NULL ||

@@ -72,7 +72,7 @@ static const char registry_schema[] =
 
 enum registry_stmt {
 	STMT_BEGIN, STMT_COMMIT, STMT_ROLLBACK, STMT_USER_VERSION,
-	STMT_COUNT, STMT_EXISTS, STMT_INSERT, STMT_UPDATE, STMT_MARK_READY,
+	STMT_COUNT, STMT_COUNT_OWNER, STMT_EXISTS, STMT_INSERT, STMT_UPDATE, STMT_MARK_READY,
 	STMT_TOUCH, STMT_REMOVE, STMT_GET, STMT_FIND, STMT_LIST,
 	STMT_ROOTS, STMT_LABELS,
 	STMT_MAX,
@@ -86,6 +86,7 @@ static const char *const registry_sql[STMT_MAX] = {
 	[STMT_ROLLBACK] = "ROLLBACK",
 	[STMT_USER_VERSION] = "PRAGMA user_version",
 	[STMT_COUNT] = "SELECT count(*) FROM sandboxes",
+	[STMT_COUNT_OWNER] = "SELECT count(*) FROM sandboxes WHERE owner_uid = ?1",
 	[STMT_EXISTS] = "SELECT 1 FROM sandboxes WHERE name = ?1",
 	[STMT_INSERT] = "INSERT INTO sandboxes (" REGISTRY_COLUMNS ") VALUES "
 	    "(?1, ?2, coalesce(?3, '" REGISTRY_MACHINE_ID_DEFAULT "'), ?4, ?5,"
@@ -464,11 +465,12 @@ done:
 /* Refuses NAME when present, and any name when CAP rows exist. Runs inside
  * the reserving transaction, so no other writer slips in between. */
 static int
-registry_check_room(struct registry *reg, const char *name, unsigned cap,
-    char **err_msg)
+registry_check_room(struct registry *reg, const char *name, uid_t owner,
+    const struct registry_caps *caps, char **err_msg)
 {
 	sqlite3_stmt *st;
-	int64_t n;
+	int64_t n, mine;
+	unsigned users_cap;
 	int rc;
 
 	if ((st = registry_stmt(reg, STMT_EXISTS, err_msg)) == NULL)
@@ -487,11 +489,34 @@ registry_check_room(struct registry *reg, const char *name, unsigned cap,
 	if ((st = registry_stmt(reg, STMT_COUNT, err_msg)) == NULL ||
 	    registry_step_int(reg, st, &n, "counting sandboxes", err_msg) == -1)
 		return -1;
-	if (n >= (int64_t)cap) {
+	if (n >= (int64_t)caps->total) {
 		if (err_msg != NULL)
 			xasprintf(err_msg, "%lld sandboxes are already running on this "
 			    "machine (the limit is %u; set " REGISTRY_SANDBOX_MAX_ENV
-			    " to change it)", (long long)n, cap);
+			    " to change it)", (long long)n, caps->total);
+		return -1;
+	}
+	if (owner == 0)
+		return 0;
+	/* Root can always create one: the last slot is never another user's. */
+	users_cap = caps->total > 1 ? caps->total - 1 : caps->total;
+	if (n >= (int64_t)users_cap) {
+		if (err_msg != NULL)
+			xasprintf(err_msg, "%lld sandboxes are already running on this machine "
+			    "(the limit is %u, and the last slot is kept for root; set "
+			    REGISTRY_SANDBOX_MAX_ENV " to change it)", (long long)n, caps->total);
+		return -1;
+	}
+	if ((st = registry_stmt(reg, STMT_COUNT_OWNER, err_msg)) == NULL)
+		return -1;
+	sqlite3_bind_int64(st, 1, (sqlite3_int64)owner);
+	if (registry_step_int(reg, st, &mine, "counting a user's sandboxes", err_msg) == -1)
+		return -1;
+	if (mine >= (int64_t)caps->per_user) {
+		if (err_msg != NULL)
+			xasprintf(err_msg, "user %u already has %lld sandboxes (the limit per user is "
+			    "%u: max_sandboxes_per_user in corrald.yaml); delete one first",
+			    (unsigned)owner, (long long)mine, caps->per_user);
 		return -1;
 	}
 	return 0;
@@ -499,7 +524,7 @@ registry_check_room(struct registry *reg, const char *name, unsigned cap,
 
 int
 registry_reserve(struct registry *reg, const struct registry_sandbox *row,
-    unsigned cap, char **err_msg)
+    const struct registry_caps *caps, char **err_msg)
 {
 	struct registry_sandbox own = *row;     /* shallow: only scalars change */
 
@@ -510,7 +535,7 @@ registry_reserve(struct registry *reg, const struct registry_sandbox *row,
 	own.created_at_us = own.last_used_at_us = time_now_us();
 	if (registry_run(reg, STMT_BEGIN, "beginning a transaction", err_msg) == -1)
 		return -1;
-	if (registry_check_room(reg, row->name, cap, err_msg) == -1 ||
+	if (registry_check_room(reg, row->name, row->owner_uid, caps, err_msg) == -1 ||
 	    registry_write_row(reg, STMT_INSERT, &own, err_msg) == -1 ||
 	    registry_run(reg, STMT_COMMIT, "committing", err_msg) == -1) {
 		registry_rollback(reg);

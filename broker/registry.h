@@ -71,12 +71,20 @@ struct registry_list {
 struct registry *registry_open(const char *path, char **err_msg);
 void registry_close(struct registry *reg);
 
+/* How many sandboxes the machine holds: TOTAL in all, of which a user
+ * other than root holds at most PER_USER, and never the last free slot
+ * (root can always create one). */
+struct registry_caps {
+	unsigned total;
+	unsigned per_user;
+};
+
 /* Inserts ROW in state "creating", owned by this process (its pid, start
  * time and boot id replace ROW's), with created_at = last_used_at = now.
- * Refuses a name already present, and refuses when CAP rows exist; the
- * check and the insert are one transaction. */
+ * Refuses a name already present, and refuses over CAPS (for ROW's
+ * owner_uid); the check and the insert are one transaction. */
 int registry_reserve(struct registry *reg, const struct registry_sandbox *row,
-    unsigned cap, char **err_msg);
+    const struct registry_caps *caps, char **err_msg);
 /* Moves NAME to "ready" with its init's pid and the enforcement reached. */
 int registry_mark_ready(struct registry *reg, const char *name, pid_t init_pid,
     const char *enforcement, char **err_msg);

@@ -19,6 +19,7 @@
 #include "broker/conf.h"
 #include "broker/daemon.h"
 #include "broker/exec.h"
+#include "broker/limits.h"
 #include "broker/monitor/monitor-wire.h"
 #include "broker/privsep.h"
 #include "broker/registry.h"
@@ -50,6 +51,7 @@ struct sandbox_plan {
 	char grant_home[PATH_MAX];      /* where --grant copies from */
 	struct render_grant grants[CORRAL_GRANTS_MAX];
 	size_t ngrants;
+	struct limits_value limits[LIMITS_N];
 };
 
 /* A create in flight: its own copy of the request, and the plan. */
@@ -350,15 +352,15 @@ sandbox_reserve(struct daemon *d, struct sandbox_plan *p, char **err)
 		    p->req->profile[0] != '\0' ? p->req->profile : PROFILE_DEFAULT_NAME),
 		.net_slot = p->slot, .owner_uid = p->caller->uid,
 	};
-	unsigned cap;
+	struct registry_caps caps = { .per_user = d->cfg->max_sandboxes_per_user };
 
 	for (size_t i = 0; i < p->nroots; i++) {
 		roots[i].path = sandbox_unconst(p->roots[i].path);
 		roots[i].writable = !p->roots[i].read_only;
 	}
-	if (registry_cap_from_env(d->cfg->max_sandboxes, &cap, err) == -1)
+	if (registry_cap_from_env(d->cfg->max_sandboxes, &caps.total, err) == -1)
 		return -1;
-	return registry_reserve(d->registry, &row, cap, err);
+	return registry_reserve(d->registry, &row, &caps, err);
 }
 
 static char **
@@ -407,11 +409,9 @@ sandbox_record(struct sandbox_plan *p, struct monitor_built *b)
 	for (size_t i = 0; i < b->n_missing; i++)
 		sb->missing[sb->nmissing++] = xstrdup(b->missing[i]);
 	sb->partial = b->n_missing > 0;
-	for (size_t i = 0; i < 3; i++)
+	for (size_t i = 0; i < SANDBOX_CGROUP_LIMITS; i++)
 		sb->limit_source[i] = xstrdup(b->limit_source[i] != NULL ? b->limit_source[i] : "none");
-	sb->limits[0] = req->pids;
-	sb->limits[1] = req->memory_bytes;
-	sb->limits[2] = req->milli_cpus;
+	memcpy(sb->limits, p->limits, sizeof(sb->limits));
 	sb->slot = (unsigned)p->slot;
 	sb->gateway = b->gateway;
 	sb->address = b->address;
@@ -549,6 +549,8 @@ static int
 sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	if (sandbox_plan_name(d, p, err) == -1 || sandbox_plan_roots(p, err) == -1 ||
+	    limits_resolve(&d->cfg->limits, p->req->pids, p->req->memory_bytes,
+	    p->req->milli_cpus, p->limits, err) == -1 ||
 	    sandbox_plan_run_as(d, p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)
 		return -1;
 	if (sandbox_plan_grants(d, p, err) == -1)
@@ -578,9 +580,11 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->n_roots = p->nroots;
 	mc->workdir = req->cwd[0] != '\0' ? req->cwd : NULL;
 	mc->slot = (unsigned)p->slot;
-	mc->pids = req->pids;
-	mc->memory_bytes = req->memory_bytes;
-	mc->cpu_milli = req->milli_cpus;
+	mc->pids = p->limits[LIMITS_PIDS].value;
+	mc->memory_bytes = p->limits[LIMITS_MEMORY].value;
+	mc->cpu_milli = (uint32_t)p->limits[LIMITS_CPUS].value;
+	mc->tmpfs_bytes = p->limits[LIMITS_TMPFS].value;
+	mc->home_bytes = p->limits[LIMITS_HOME].value;
 	mc->hard_requirement = p->policy->landlock == POLICY_LANDLOCK_HARD_REQUIREMENT;
 	mc->grant_home = req->n_grants > 0 ? p->grant_home : NULL;
 	mc->grants = (const char *const *)req->grants;
@@ -868,22 +872,23 @@ sandbox_info_runner(const struct sandbox *sb, Corral__SandboxInfo *info)
 	info->network->dns = xstrdup(gw);
 }
 
+/* Each limit: its value, where it came from (default, config, request)
+ * and what enforces it (the v1 or v2 controller, or tmpfs's size). */
 static void
 sandbox_info_limits(const struct sandbox *sb, Corral__SandboxInfo *info)
 {
-	static const char *const names[3] = { "pids", "memory", "cpus" };
-
-	info->limits = xcalloc(3, sizeof(*info->limits));
-	for (size_t i = 0; i < 3; i++) {
+	info->limits = xcalloc(LIMITS_N, sizeof(*info->limits));
+	for (size_t i = 0; i < LIMITS_N; i++) {
 		Corral__Limit *l = xmalloc(sizeof(*l));
 
 		corral__limit__init(l);
-		l->name = xstrdup(names[i]);
-		l->value = sb->limits[i];
-		l->source = xstrdup(sb->limits[i] == 0 ? "unlimited" : sb->limit_source[i]);
+		l->name = xstrdup(limits_name((enum limits_kind)i));
+		l->value = sb->limits[i].value;
+		l->source = xstrdup(limits_origin_name(sb->limits[i].origin));
+		l->controller = xstrdup(i < SANDBOX_CGROUP_LIMITS ? sb->limit_source[i] : "tmpfs");
 		info->limits[i] = l;
 	}
-	info->n_limits = 3;
+	info->n_limits = LIMITS_N;
 }
 
 static char **

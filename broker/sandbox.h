@@ -9,10 +9,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "broker/limits.h"
 #include "common/wire.h"
 #include "common/limits.h"
 
 #define SANDBOX_ENV_MAX 64
+#define SANDBOX_CGROUP_LIMITS 3          /* pids, memory, cpus: a cgroup controller's each */
 #define SANDBOX_GRANT_NAMES_MAX_BYTES 1024     /* "known: ..." in a refusal */
 #define SANDBOX_MIN_REGULAR_UID 1000    /* below it: system accounts, never run_as by default */
 
@@ -56,8 +58,8 @@ struct sandbox {
 	bool partial;                   /* started without every layer (best_effort) */
 	char **missing;
 	size_t nmissing;
-	char *limit_source[3];          /* pids, memory, cpu */
-	uint64_t limits[3];
+	char *limit_source[SANDBOX_CGROUP_LIMITS];      /* pids, memory, cpu: v1, v2, none */
+	struct limits_value limits[LIMITS_N];
 	int landlock_abi;
 	int64_t created_us;
 	pid_t init_pid;

@@ -15,6 +15,48 @@
 #define INITPROTO_EXEC_FLAGS (INITPROTO_TTY_FLAG | INITPROTO_EXTRA_FD_FLAG)
 #define INITPROTO_FSOP_INPUT_FLAG 0x1u  /* FSOP: an input descriptor follows the result's */
 
+/* The spec's host sockets, after HOME: the guard flag, then each name; the
+ * descriptors follow HOME's. */
+static void
+initproto_spec_encode_sockets(struct seqmsg *m, const struct initproto_spec *s)
+{
+	seqmsg_put_u32(m, s->unix_guard);
+	seqmsg_put_u32(m, (uint32_t)s->n_sockets);
+	for (size_t i = 0; i < s->n_sockets; i++) {
+		seqmsg_put_str(m, s->socket_name[i]);
+		seqmsg_put_fd(m, s->socket_fd[i]);
+	}
+	if (s->n_sockets > INITPROTO_SOCKETS_MAX)
+		m->overflow = true;
+}
+
+/* A socket's name: one file name, no "." or "..", short enough. */
+static bool
+initproto_socket_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= INITPROTO_SOCKET_NAME_MAX_BYTES && name[0] != '.' &&
+	    strchr(name, '/') == NULL;
+}
+
+static int
+initproto_spec_decode_sockets(struct seqmsg *m, struct initproto_spec *s)
+{
+	uint32_t guard, n;
+
+	if (seqmsg_get_u32(m, &guard) == -1 || guard > 1 || seqmsg_get_u32(m, &n) == -1 ||
+	    n > INITPROTO_SOCKETS_MAX)
+		return -1;
+	s->unix_guard = guard;
+	s->n_sockets = n;
+	for (size_t i = 0; i < n; i++)
+		if (seqmsg_get_str(m, &s->socket_name[i]) == -1 ||
+		    !initproto_socket_name_ok(s->socket_name[i]))
+			return -1;
+	return 0;
+}
+
 void
 initproto_spec_encode(struct seqmsg *m, const struct initproto_spec *s)
 {
@@ -28,6 +70,7 @@ initproto_spec_encode(struct seqmsg *m, const struct initproto_spec *s)
 	seqmsg_put_str(m, s->home);
 	seqmsg_put_str(m, s->workdir);
 	seqmsg_put_str(m, s->runtime);
+	seqmsg_put_u32(m, s->tmp_mib);
 	seqmsg_put_u32(m, (uint32_t)s->n_roots);
 	for (i = 0; i < s->n_roots; i++) {
 		seqmsg_put_str(m, s->root_path[i]);
@@ -35,6 +78,7 @@ initproto_spec_encode(struct seqmsg *m, const struct initproto_spec *s)
 		seqmsg_put_fd(m, s->root_fd[i]);
 	}
 	seqmsg_put_fd(m, s->home_fd);
+	initproto_spec_encode_sockets(m, s);
 }
 
 int
@@ -50,6 +94,7 @@ initproto_spec_decode(struct seqmsg *m, struct initproto_spec *s)
 	    seqmsg_get_str(m, &s->home) == -1 ||
 	    seqmsg_get_str(m, &s->workdir) == -1 ||
 	    seqmsg_get_str(m, &s->runtime) == -1 ||
+	    seqmsg_get_u32(m, &s->tmp_mib) == -1 || s->tmp_mib == 0 ||
 	    seqmsg_get_u32(m, &n) == -1 || n > CORRAL_ROOTS_MAX)
 		goto bad;
 	s->n_roots = n;
@@ -59,11 +104,14 @@ initproto_spec_decode(struct seqmsg *m, struct initproto_spec *s)
 			goto bad;
 		s->root_ro[i] = ro;
 	}
-	if (seqmsg_get_end(m, n + 1) == -1)
+	if (initproto_spec_decode_sockets(m, s) == -1 ||
+	    seqmsg_get_end(m, n + 1 + s->n_sockets) == -1)
 		goto bad;
 	for (i = 0; i < n; i++)
 		s->root_fd[i] = seqmsg_take_fd(m, i);
 	s->home_fd = seqmsg_take_fd(m, n);
+	for (i = 0; i < s->n_sockets; i++)
+		s->socket_fd[i] = seqmsg_take_fd(m, n + 1 + i);
 	return 0;
 bad:
 	errno = EBADMSG;
@@ -230,4 +278,78 @@ initproto_send_text(int sock, enum initproto_type type, uint32_t id, const char 
 		rc = sendmsg(sock, &mh, MSG_NOSIGNAL);
 	} while (rc == -1 && errno == EINTR);
 	return rc == -1 ? -1 : 0;
+}
+
+/* The length of S cut to at most MAX - 1 bytes, at a UTF-8 character
+ * boundary when S is UTF-8. */
+static uint32_t
+initproto_cut(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	if (n < max)
+		return (uint32_t)n;
+	n = max - 1;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return (uint32_t)n;
+}
+
+int
+initproto_unix_send(int sock, const struct initproto_unix *u)
+{
+	static const uint32_t nul_len = 1;
+	const char *texts[3] = { u->path, u->listed, u->binary };
+	uint32_t head[3] = { INITPROTO_UNIX, u->decision, u->unreported }, lens[3];
+	struct iovec iov[1 + 3 * 3];
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 0 };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	ssize_t rc;
+
+	iov[mh.msg_iovlen++] = (struct iovec){ head, sizeof(head) };
+	/* Each text: its length with the NUL, its bytes, the NUL. */
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t n = initproto_cut(texts[i] != NULL ? texts[i] : "",
+		    INITPROTO_UNIX_TEXT_MAX_BYTES);
+
+		lens[i] = n + nul_len;
+		iov[mh.msg_iovlen++] = (struct iovec){ &lens[i], sizeof(lens[i]) };
+		iov[mh.msg_iovlen++] = (struct iovec){ (void *)(uintptr_t)(texts[i] != NULL ?
+		    texts[i] : ""), n };
+		iov[mh.msg_iovlen++] = (struct iovec){ (void *)(uintptr_t)"", nul_len };
+	}
+	if (u->pidfd != -1) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		ctl.align.cmsg_level = SOL_SOCKET;
+		ctl.align.cmsg_type = SCM_RIGHTS;
+		ctl.align.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&ctl.align), &u->pidfd, sizeof(int));
+	}
+	do {
+		rc = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (rc == -1 && errno == EINTR);
+	return rc == -1 ? -1 : 0;
+}
+
+int
+initproto_unix_decode(struct seqmsg *m, struct initproto_unix *u)
+{
+	if (m->type != INITPROTO_UNIX || seqmsg_get_u32(m, &u->decision) == -1 ||
+	    (u->decision != INITPROTO_UNIX_ALLOW && u->decision != INITPROTO_UNIX_DENY) ||
+	    seqmsg_get_u32(m, &u->unreported) == -1 || seqmsg_get_str(m, &u->path) == -1 ||
+	    seqmsg_get_str(m, &u->listed) == -1 || seqmsg_get_str(m, &u->binary) == -1 ||
+	    strlen(u->path) >= INITPROTO_UNIX_TEXT_MAX_BYTES ||
+	    strlen(u->listed) >= INITPROTO_UNIX_TEXT_MAX_BYTES ||
+	    strlen(u->binary) >= INITPROTO_UNIX_TEXT_MAX_BYTES ||
+	    (m->n_fds != 0 && m->n_fds != 1) || seqmsg_get_end(m, m->n_fds) == -1) {
+		errno = EBADMSG;
+		return -1;
+	}
+	u->pidfd = m->n_fds == 1 ? seqmsg_take_fd(m, 0) : -1;
+	return 0;
 }

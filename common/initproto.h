@@ -25,6 +25,13 @@
  *                             (STARTED, then EXITED: 0 when the result
  *                             says done, 1 when it holds a refusal, 127
  *                             when it could not start and holds nothing)
+ *   init -> daemon  UNIX      decision (INITPROTO_UNIX_*), unreported (how
+ *                             many were dropped before it), path, listed
+ *                             path, executable; fd: a pidfd of the process
+ *                             when known (its host pid, for the ledger). A
+ *                             Unix socket connect() corral-init refused or
+ *                             made to a listed socket; sent without waiting
+ *                             (broker/init/sockguard.h)
  * corral-init exits when the channel closes; the kernel then kills every
  * process of the sandbox's pid namespace. Library-like: nothing here logs. */
 #ifndef CORRAL_INITPROTO_H
@@ -42,6 +49,12 @@
 #define INITPROTO_ENV_MAX 256                   /* environment entries of one command */
 #define INITPROTO_ERR_MAX_BYTES 512             /* text of an ERROR or FAILED */
 #define INITPROTO_READY_SECCOMP 0x1u            /* READY: the workload filter applies */
+#define INITPROTO_SOCKETS_MAX 16                /* host sockets bound into one sandbox */
+#define INITPROTO_SOCKETS_DIR "/run/corral/sockets"     /* where, inside, read-only */
+#define INITPROTO_SOCKET_NAME_MAX_BYTES 64      /* a socket's name there */
+#define INITPROTO_UNIX_TEXT_MAX_BYTES 1024      /* each text of a UNIX report, NUL included */
+#define INITPROTO_UNIX_ALLOW 1                  /* UNIX: a listed socket was connected */
+#define INITPROTO_UNIX_DENY 2                   /* UNIX: a host socket was refused */
 
 enum initproto_type {
 	INITPROTO_SPEC = 1,
@@ -54,6 +67,7 @@ enum initproto_type {
 	INITPROTO_KILL,
 	INITPROTO_FSOP,
 	INITPROTO_KILLFG,
+	INITPROTO_UNIX = 32,    /* numbered apart: reports, not part of a command's exchange */
 };
 
 /* The sandbox as corral-init builds it. Text points into the message it
@@ -65,11 +79,20 @@ struct initproto_spec {
 	const char *home;                       /* HOME, at its own path */
 	const char *workdir;                    /* default cwd of commands */
 	const char *runtime;                    /* corral's runtime folder, or "" */
+	uint32_t tmp_mib;                       /* size of /tmp and of /dev/shm, each */
 	size_t n_roots;
 	const char *root_path[CORRAL_ROOTS_MAX];
 	bool root_ro[CORRAL_ROOTS_MAX];
 	int root_fd[CORRAL_ROOTS_MAX];
 	int home_fd;
+	/* Host Unix sockets (broker/init/sockguard.h): whether the kernel
+	 * guard is on (then every connect() is supervised), and the
+	 * policy's sockets, each a detached clone of the host's socket file
+	 * to bind at INITPROTO_SOCKETS_DIR/NAME. */
+	bool unix_guard;
+	size_t n_sockets;
+	const char *socket_name[INITPROTO_SOCKETS_MAX];
+	int socket_fd[INITPROTO_SOCKETS_MAX];
 };
 
 /* One command to start. */
@@ -109,6 +132,23 @@ int initproto_exec_decode(struct seqmsg *m, struct initproto_exec *e);
  * in_fd is not -1). The decoder refuses an unknown op. */
 void initproto_fsop_encode(struct seqmsg *m, const struct initproto_fsop *f);
 int initproto_fsop_decode(struct seqmsg *m, struct initproto_fsop *f);
+
+/* A UNIX report. */
+struct initproto_unix {
+	uint32_t decision;                      /* INITPROTO_UNIX_ALLOW or _DENY */
+	uint32_t unreported;                    /* reports dropped before this one */
+	const char *path;                       /* as the process named it, made absolute */
+	const char *listed;                     /* the policy's host path (allow), or "" */
+	const char *binary;                     /* its executable inside, or "" */
+	int pidfd;                              /* the process, or -1 */
+};
+
+/* Sends U on SOCK without waiting (EAGAIN when the channel is full), each
+ * text cut to INITPROTO_UNIX_TEXT_MAX_BYTES; uses no heap, so a thread may
+ * send it beside the channel's other traffic. */
+int initproto_unix_send(int sock, const struct initproto_unix *u);
+/* Decodes a UNIX; its texts point into M, its pidfd is taken. -1 (EBADMSG). */
+int initproto_unix_decode(struct seqmsg *m, struct initproto_unix *u);
 
 /* Sends a message of TYPE holding ID and NUM (READY, STARTED, EXITED,
  * KILL) and FD when it is not -1 (STARTED of a tty: the master). */

@@ -131,6 +131,7 @@ cli_json_limits(struct json *j, Corral__Limit **limits, size_t n)
 		json_kv_string(j, "name", limits[i]->name);
 		json_kv_uint(j, "value", limits[i]->value);
 		cli_json_opt(j, "source", limits[i]->source);
+		cli_json_opt(j, "controller", limits[i]->controller);
 		json_object_end(j);
 	}
 	json_array_end(j);

@@ -16,13 +16,12 @@
 #include "broker/cli/client.h"
 #include "common/json.h"
 #include "common/timeutil.h"
+#include "common/units.h"
 #include "common/xmalloc.h"
 #include "policy/name.h"
 
 #define CLI_SANDBOX_JSON_MAX_BYTES (32 * 1024 * 1024)   /* a 4 MiB answer, escaped */
 #define CLI_PIDS_MAX 4194304                    /* the kernel's PID_MAX_LIMIT */
-#define CLI_CPUS_DECIMALS 3                     /* --cpus 0.125 is 125 thousandths */
-#define CLI_CPUS_MAX_MILLI (4096 * 1000)        /* --cpus 4096 */
 #define CLI_TIME_HUMAN_BYTES 21                 /* "2026-11-29T17:58:31Z" and its NUL */
 
 /* What `sandbox create` was asked for; msg points into the arrays. */
@@ -93,36 +92,13 @@ cli_parse_pids(const char *text, uint32_t *out)
 	return 0;
 }
 
-/* The power of two a size suffix stands for (K, M, G, T); -1 for none known. */
-static int
-cli_size_shift(char suffix)
-{
-	switch (suffix) {
-	case '\0': return 0;
-	case 'K': case 'k': return 10;
-	case 'M': case 'm': return 20;
-	case 'G': case 'g': return 30;
-	case 'T': case 't': return 40;
-	default: return -1;
-	}
-}
-
 /* Parses --memory SIZE: bytes, or a count with K, M, G or T (powers of 1024). */
 static int
 cli_parse_memory(const char *text, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
-	int shift;
-
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	shift = end[0] != '\0' && end[1] != '\0' ? -1 : cli_size_shift(end[0]);
-	if (text[0] < '0' || text[0] > '9' || errno != 0 || shift < 0 || v == 0 ||
-	    v > (UINT64_MAX >> shift))
+	if (!units_parse_size(text, out))
 		return cli_fail("--memory %s: expected a size in bytes, or with K, M, G or T "
 		    "(512M, 2G)", text);
-	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -130,28 +106,10 @@ cli_parse_memory(const char *text, uint64_t *out)
 static int
 cli_parse_cpus(const char *text, uint32_t *milli)
 {
-	uint64_t v = 0;
-	int decimals = -1, digits = 0;
-
-	for (const char *p = text; *p != '\0'; p++) {
-		if (*p == '.' && decimals < 0) {
-			decimals = 0;
-			continue;
-		}
-		if (*p < '0' || *p > '9' || decimals == CLI_CPUS_DECIMALS ||
-		    v > CLI_CPUS_MAX_MILLI)
-			return cli_fail("--cpus %s: expected a number of CPUs with at most "
-			    "%d decimals (0.5, 2)", text, CLI_CPUS_DECIMALS);
-		v = v * 10 + (uint64_t)(*p - '0');
-		digits++;
-		decimals += decimals >= 0;
-	}
-	for (decimals = decimals < 0 ? 0 : decimals; decimals < CLI_CPUS_DECIMALS; decimals++)
-		v *= 10;
-	if (digits == 0 || v == 0 || v > CLI_CPUS_MAX_MILLI)
-		return cli_fail("--cpus %s: expected a number of CPUs above 0 and at most %d",
-		    text, CLI_CPUS_MAX_MILLI / 1000);
-	*milli = (uint32_t)v;
+	if (!units_parse_cpus(text, milli))
+		return cli_fail("--cpus %s: expected a number of CPUs above 0 and at most %d, "
+		    "with at most %d decimals (0.5, 2)", text, UNITS_CPU_MAX_MILLI / 1000,
+		    UNITS_CPU_DECIMALS);
 	return 0;
 }
 
@@ -341,6 +299,23 @@ cli_or_dash(const char *s)
 	return s != NULL && s[0] != '\0' ? s : "-";
 }
 
+/* One limit for people: "memory 11.8G (default, enforced by v1)". */
+static void
+cli_print_limit(const Corral__Limit *l)
+{
+	char value[UNITS_SIZE_TEXT_MAX_BYTES];
+
+	if (strcmp(l->name, "pids") == 0)
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)l->value);
+	else if (strcmp(l->name, "cpus") == 0)
+		snprintf(value, sizeof(value), "%llu.%03llu", (unsigned long long)(l->value / 1000),
+		    (unsigned long long)(l->value % 1000));
+	else
+		units_format_size(l->value, value, sizeof(value));
+	printf("%-13s%s %s (%s, enforced by %s)\n", "Limit:", l->name, value,
+	    cli_or_dash(l->source), cli_or_dash(l->controller));
+}
+
 static void
 cli_list_table(Corral__SandboxInfo **list, size_t n)
 {
@@ -446,8 +421,7 @@ cli_print_sandbox(const Corral__SandboxInfo *s)
 	for (size_t i = 0; i < s->n_credentials; i++)
 		printf("%-13s%s\n", "Credential:", s->credentials[i]->name);
 	for (size_t i = 0; i < s->n_limits; i++)
-		printf("%-13s%s %llu (%s)\n", "Limit:", s->limits[i]->name,
-		    (unsigned long long)s->limits[i]->value, cli_or_dash(s->limits[i]->source));
+		cli_print_limit(s->limits[i]);
 	cli_print_labels(s);
 	cli_print_optional("Session:", s->session_id);
 	cli_print_optional("Agent:", s->agent);

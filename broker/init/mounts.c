@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,6 +26,11 @@
 #define MOUNTS_TREES_MAX (CORRAL_ROOTS_MAX + 1)      /* roots and HOME */
 #define MOUNTS_RESOLV_MAX_BYTES 128
 #define MOUNTS_TTY_GID "gid=5"          /* Debian's tty group owns ptys */
+#define MOUNTS_SIZE_OPTION_MAX_BYTES 32 /* "size=4294967295m" */
+#define MOUNTS_TMP_INODES "nr_inodes=262144"    /* files /tmp holds at most */
+#define MOUNTS_SHM_INODES "nr_inodes=65536"     /* ... and /dev/shm */
+#define MOUNTS_MASK_DIR "d"             /* the masks' stand-ins, in their tmpfs */
+#define MOUNTS_MASK_FILE "f"
 
 /* Read-only, and no setuid or device file of the host works through it. */
 #define MOUNTS_RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
@@ -40,6 +47,28 @@ const char *const mounts_dev_nodes[] = {
 /* The /proc entries that would let a process change the host's kernel. */
 static const char *const mounts_proc_ro[] = {
 	"proc/sys", "proc/sysrq-trigger", "proc/irq", "proc/bus", NULL
+};
+
+/* What the host's views show of the host that a sandbox must not read,
+ * each covered with an empty read-only stand-in (missing ones skipped). */
+static const char *const mounts_masked[] = {
+	"proc/cmdline", "proc/config.gz", "proc/kallsyms", "proc/kcore", "proc/keys",
+	"proc/key-users", "proc/timer_list", "proc/sched_debug", "proc/modules", "proc/iomem",
+	"proc/ioports", "proc/vmallocinfo", "proc/slabinfo", "proc/pagetypeinfo",
+	"proc/kpagecount", "proc/kpageflags", "proc/kpagecgroup", "proc/latency_stats",
+	"proc/acpi", "proc/scsi", "proc/driver",
+	"etc/corral", "etc/shadow", "etc/gshadow", "etc/shadow-", "etc/gshadow-",
+	"etc/sudoers", "etc/sudoers.d", "etc/ssl/private", "etc/security/opasswd",
+	"etc/ssh/ssh_host_rsa_key", "etc/ssh/ssh_host_ecdsa_key", "etc/ssh/ssh_host_ed25519_key",
+	"etc/ssh/ssh_host_dsa_key",
+	NULL
+};
+
+/* Inside every root: where a user's keys, tokens and agents live. Granted
+ * credentials are copies in HOME, so masking these never hides a grant. */
+static const char *const mounts_masked_in_roots[] = {
+	".gnupg", ".ssh", ".aws", ".docker", ".kube", ".password-store",
+	".local/share/keyrings", ".config/gh", NULL
 };
 
 static const char *const mounts_dev_links[][2] = {
@@ -431,12 +460,13 @@ mounts_dev_node(struct mounts_ctx *c, int dev, const char *name)
 	return rc;
 }
 
-/* /dev: the host's harmless nodes, a devpts of our own, /dev/shm, links. */
+/* /dev: the host's harmless nodes, a devpts of our own, /dev/shm (SIZE,
+ * an option "size=..."), links. */
 static int
-mounts_dev(struct mounts_ctx *c)
+mounts_dev(struct mounts_ctx *c, const char *size)
 {
 	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
-	static const char *const shm_opts[] = { "mode=1777", NULL };
+	const char *const shm_opts[] = { "mode=1777", size, MOUNTS_SHM_INODES, NULL };
 	/* newinstance: never the host's ptys; ptmxmode: anyone inside opens it. */
 	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666",
 		"mode=0620", MOUNTS_TTY_GID, NULL };
@@ -514,6 +544,83 @@ mounts_proc(struct mounts_ctx *c)
 	return rc;
 }
 
+/* Empty stand-ins for what a sandbox must not read: a tmpfs holding an
+ * empty folder and an empty file, cloned over each. */
+struct mounts_masker {
+	int fs;                         /* the tmpfs (detached) */
+	size_t n;                       /* masks made */
+};
+
+static int
+mounts_masker_open(struct mounts_ctx *c, struct mounts_masker *m)
+{
+	static const char *const opts[] = { "mode=0555", "size=4k", NULL };
+	int fd;
+
+	m->n = 0;
+	/* Writable while the stand-ins are made; every clone is read-only. */
+	if ((m->fs = mounts_new_fs(c, "tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	    MOUNT_ATTR_NOEXEC)) == -1)
+		return -1;
+	if (mkdirat(m->fs, MOUNTS_MASK_DIR, 0555) == -1 ||
+	    (fd = openat(m->fs, MOUNTS_MASK_FILE, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
+	    0444)) == -1)
+		return mounts_fail(c, "making the masks' stand-ins");
+	close(fd);
+	return 0;
+}
+
+/* Covers REL beneath the new root, when it exists, with an empty read-only
+ * stand-in of its kind (a folder, or a file for anything else: a link is
+ * covered itself, never followed). No symlink is followed on the way. */
+static int
+mounts_mask(struct mounts_ctx *c, struct mounts_masker *m, const char *rel)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH };
+	struct stat st;
+	int mp, tree, rc;
+
+	mp = (int)syscall(SYS_openat2, c->root, rel, &how, sizeof(how));
+	if (mp == -1)
+		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? 0 :
+		    mounts_fail(c, "/%s, to mask it", rel);
+	if (fstat(mp, &st) == -1 || (tree = open_tree(m->fs, S_ISDIR(st.st_mode) ?
+	    MOUNTS_MASK_DIR : MOUNTS_MASK_FILE, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) == -1) {
+		close(mp);
+		return mounts_fail(c, "masking /%s", rel);
+	}
+	rc = mounts_attach_at(c, tree, mp, MOUNTS_RO_ATTRS | MOUNT_ATTR_NOEXEC, rel);
+	m->n += rc == 0;
+	close(tree);
+	close(mp);
+	return rc;
+}
+
+/* Masks what the host's /proc and /etc hold of the host (its boot line,
+ * kernel symbols and memory maps; corrald's own files, password hashes,
+ * host keys) and, in every root, the folders that hold a user's
+ * credentials or agents' sockets (a root may be a whole home). */
+static int
+mounts_masks(struct mounts_ctx *c, const struct initproto_spec *s)
+{
+	char rel[PATH_MAX];
+	struct mounts_masker m;
+	int rc;
+
+	if (mounts_masker_open(c, &m) == -1)
+		return -1;
+	rc = 0;
+	for (const char *const *p = mounts_masked; rc == 0 && *p != NULL; p++)
+		rc = mounts_mask(c, &m, *p);
+	for (size_t i = 0; rc == 0 && i < s->n_roots; i++)
+		for (const char *const *n = mounts_masked_in_roots; rc == 0 && *n != NULL; n++)
+			rc = snprintf(rel, sizeof(rel), "%s/%s", s->root_path[i] + 1, *n) >=
+			    (int)sizeof(rel) ? 0 : mounts_mask(c, &m, rel);
+	close(m.fs);
+	return rc;
+}
+
 /* corral's runtime folder, read-only at its own path. */
 static int
 mounts_runtime(struct mounts_ctx *c, const char *runtime)
@@ -573,12 +680,22 @@ mounts_close_spec(struct initproto_spec *s)
 int
 mounts_build(struct initproto_spec *s, char *err, size_t errlen)
 {
-	static const char *const tmp_opts[] = { "mode=1777", NULL };
 	static const char *const run_opts[] = { "mode=0755", NULL };
+	char size[MOUNTS_SIZE_OPTION_MAX_BYTES];
+	const char *const tmp_opts[] = { "mode=1777", size, MOUNTS_TMP_INODES, NULL };
 	struct mounts_ctx c = { .root = -1, .err = err, .errlen = errlen };
 	const char *const *d;
 	int rc = -1;
 
+	/* /tmp and /dev/shm are bounded: their pages are the sandbox's memory,
+	 * and filling them says ENOSPC before the memory limit kills. */
+	snprintf(size, sizeof(size), "size=%um", (unsigned)s->tmp_mib);
+	/* The cgroup namespace first: the monitor has put corral-init in every
+	 * cgroup of the sandbox, so inside each shows as "/", never a host path. */
+	if (unshare(CLONE_NEWCGROUP) == -1) {
+		mounts_fail(&c, "a cgroup namespace");
+		goto out;
+	}
 	if (mounts_root(&c) == -1)
 		goto out;
 	for (d = mounts_system_dirs; *d != NULL; d++) {
@@ -591,8 +708,8 @@ mounts_build(struct initproto_spec *s, char *err, size_t errlen)
 	    mounts_trees(&c, s) == -1 || mounts_runtime(&c, s->runtime) == -1 ||
 	    mounts_fs(&c, "tmpfs", "run", run_opts,
 	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1 ||
-	    mounts_resolv(&c, s->gateway) == -1 || mounts_dev(&c) == -1 ||
-	    mounts_proc(&c) == -1 || mounts_pivot(&c) == -1)
+	    mounts_resolv(&c, s->gateway) == -1 || mounts_dev(&c, size) == -1 ||
+	    mounts_proc(&c) == -1 || mounts_masks(&c, s) == -1 || mounts_pivot(&c) == -1)
 		goto out;
 	rc = 0;
 out:

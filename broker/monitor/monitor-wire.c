@@ -151,6 +151,8 @@ monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 	monitor_wire_put_u64(m, r->pids);
 	monitor_wire_put_u64(m, r->memory_bytes);
 	seqmsg_put_u32(m, r->cpu_milli);
+	monitor_wire_put_u64(m, r->tmpfs_bytes);
+	monitor_wire_put_u64(m, r->home_bytes);
 	seqmsg_put_u32(m, r->hard_requirement);
 	seqmsg_put_str(m, r->grant_home != NULL ? r->grant_home : "");
 	seqmsg_put_u32(m, (uint32_t)r->n_grants);
@@ -219,6 +221,8 @@ monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 	    seqmsg_get_str(m, &workdir) == -1 || seqmsg_get_u32(m, &slot) == -1 ||
 	    monitor_wire_get_u64(m, &r->pids) == -1 ||
 	    monitor_wire_get_u64(m, &r->memory_bytes) == -1 || seqmsg_get_u32(m, &cpu) == -1 ||
+	    monitor_wire_get_u64(m, &r->tmpfs_bytes) == -1 ||
+	    monitor_wire_get_u64(m, &r->home_bytes) == -1 ||
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
 	    monitor_wire_create_grants(m, out) == -1 || seqmsg_get_end(m, 1) == -1)
 		return monitor_wire_bad();

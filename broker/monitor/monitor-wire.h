@@ -79,6 +79,8 @@ struct monitor_create {
 	uint64_t pids;                  /* limits, 0: none */
 	uint64_t memory_bytes;
 	uint32_t cpu_milli;
+	uint64_t tmpfs_bytes;           /* /tmp and /dev/shm, each */
+	uint64_t home_bytes;            /* HOME, a tmpfs */
 	bool hard_requirement;          /* refuse when a layer is missing */
 	const char *grant_home;         /* where grants are copied from (opened as the caller) */
 	const char *const *grants;      /* grant names (built-in or the config's) */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,9 @@
 
 #define PRIVOP_GROUP_BASE 0x63000000u  /* interface groups: "c" and 24 bits of the instance */
 #define PRIVOP_HOME_MODE 0700
+#define PRIVOP_HOME_MODE_TEXT "0700"
+#define PRIVOP_HOME_INODES "524288"      /* files HOME holds at most */
+#define PRIVOP_FS_OPTION_MAX_BYTES 32
 #define PRIVOP_IFNAME_PREFIX "crs"       /* crs<slot>h, crs<slot>s */
 #define PRIVOP_DIR_MODE 0711           /* others may pass through to their own home, not list */
 
@@ -280,14 +284,44 @@ privop_mkdir_open(int dirfd, const char *name, mode_t mode)
 	return fd;
 }
 
-/* The sandbox's private HOME, made fresh, owned by run_as; its descriptor
- * in *HOME_FD. The folders above it are root's: run_as cannot swap them
- * for links. */
+/* A file system in RAM of SIZE bytes for HOME, owned by run_as, as a
+ * detached mount (its descriptor): bounded, counted in the sandbox's
+ * memory (its pages are charged to the processes that write them), and
+ * gone with the sandbox's mount namespace. */
+static int
+privop_home_fs(const struct monitor_create *req, char **err)
+{
+	char opt[PRIVOP_FS_OPTION_MAX_BYTES];
+	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC), mnt = -1;
+
+	if (fs == -1)
+		return reason_set(err, "cannot make the sandbox's home: fsopen: %s", strerror(errno));
+	snprintf(opt, sizeof(opt), "%llu", (unsigned long long)req->home_bytes);
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", opt, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", PRIVOP_HOME_INODES, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", PRIVOP_HOME_MODE_TEXT, 0) == 0 &&
+	    snprintf(opt, sizeof(opt), "%u", (unsigned)req->uid) > 0 &&
+	    fsconfig(fs, FSCONFIG_SET_STRING, "uid", opt, 0) == 0 &&
+	    snprintf(opt, sizeof(opt), "%u", (unsigned)req->gid) > 0 &&
+	    fsconfig(fs, FSCONFIG_SET_STRING, "gid", opt, 0) == 0 &&
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt == -1)
+		reason_set(err, "cannot make the sandbox's home (a %llu-byte tmpfs): %s",
+		    (unsigned long long)req->home_bytes, strerror(errno));
+	close(fs);
+	return mnt;
+}
+
+/* The sandbox's private HOME: a tmpfs (its descriptor in *HOME_FD), shown
+ * inside at <state>/sandboxes/<name>/home, a folder made fresh and owned
+ * by run_as that stays empty on the host. The folders above it are root's:
+ * run_as cannot swap them for links. */
 static int
 privop_make_home(struct privop *p, const struct monitor_create *req, char *home,
     size_t size, int *home_fd, char **err)
 {
-	int dir;
+	int dir, place = -1;
 
 	if (snprintf(home, size, "%s/%s/home", p->sandboxes_dir, req->name) >= (int)size) {
 		reason_set(err, "the state folder's path is too long");
@@ -297,15 +331,18 @@ privop_make_home(struct privop *p, const struct monitor_create *req, char *home,
 	 * is never handed on. */
 	privop_remove_home(p, req->name);
 	if ((dir = privop_mkdir_open(p->sandboxes_fd, req->name, PRIVOP_DIR_MODE)) == -1 ||
-	    (*home_fd = privop_mkdir_open(dir, "home", PRIVOP_HOME_MODE)) == -1 ||
-	    fchown(*home_fd, req->uid, req->gid) == -1) {
+	    (place = privop_mkdir_open(dir, "home", PRIVOP_HOME_MODE)) == -1 ||
+	    fchown(place, req->uid, req->gid) == -1) {
 		reason_set(err, "cannot make the sandbox's home %s: %s", home, strerror(errno));
 		if (dir != -1)
 			close(dir);
+		if (place != -1)
+			close(place);
 		return -1;
 	}
 	close(dir);
-	return 0;
+	close(place);
+	return (*home_fd = privop_home_fs(req, err)) == -1 ? -1 : 0;
 }
 
 /* Removes what is inside DIRFD without following any link: a sandbox's
@@ -537,6 +574,7 @@ privop_start_init(struct privop *p, const struct monitor_create *req,
 		.workdir = req->workdir, .gateway = gateway, .runtime = p->runtime_dir,
 		.init_path = p->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
 		.own_dirs = p->cfg.own_dirs, .n_own_dirs = p->cfg.n_own_dirs,
+		.tmpfs_bytes = req->tmpfs_bytes,
 	};
 
 	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));

@@ -37,6 +37,7 @@
 #define SPAWN_OPENED 200                /* the opening child's answers: the descriptors, */
 #define SPAWN_OPEN_REFUSED 201          /* or why not */
 #define SPAWN_CHILD_STACK_BYTES (64 * 1024)     /* the clone's, until it execs */
+#define SPAWN_MIB (1024ull * 1024)
 #define SPAWN_FIRST_REGULAR_UID 1000    /* below: system accounts, whose homes are services' */
 #define SPAWN_HOMES_MAX 4096            /* other users' homes a root is checked against */
 #define SPAWN_HOMES_STORE_BYTES (256 * 1024)
@@ -179,6 +180,8 @@ spawn_check(const struct spawn_spec *s, char **err)
 	    (s->runtime != NULL && !spawn_path_ok(s->runtime)) || !spawn_path_ok(s->init_path))
 		return reason_set(err, "HOME, the working folder, the runtime folder and "
 		    "corral-init must be absolute paths");
+	if (s->tmpfs_bytes == 0 || s->tmpfs_bytes / SPAWN_MIB > UINT32_MAX)
+		return reason_set(err, "the size of /tmp is not a size from 1 byte to 4 PiB");
 	if (s->gateway == NULL || (inet_pton(AF_INET, s->gateway, addr) != 1 &&
 	    inet_pton(AF_INET6, s->gateway, addr) != 1))
 		return reason_set(err, "the gateway is not an IP address");
@@ -483,6 +486,7 @@ spawn_fill(struct spawn *sp, const struct spawn_spec *s, const int *fds)
 	is->gateway = s->gateway;
 	is->home = s->home;
 	is->runtime = s->runtime != NULL ? s->runtime : "";
+	is->tmp_mib = (uint32_t)((s->tmpfs_bytes + SPAWN_MIB - 1) / SPAWN_MIB);
 	is->n_roots = s->n_roots;
 	for (i = 0; i < s->n_roots; i++) {
 		is->root_path[i] = s->roots[i].path;

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "broker/monitor/monitor-wire.h"
@@ -45,6 +46,7 @@ struct spawn_spec {
 	const char *gateway;    /* the sandbox's gateway: its only nameserver */
 	const char *runtime;    /* corral's runtime folder, shown read-only, or NULL */
 	const char *init_path;  /* the corral-init binary */
+	uint64_t tmpfs_bytes;   /* the size of /tmp and of /dev/shm, each; 0 is refused */
 	const char *const *own_dirs;    /* corrald's state, log and profile
 	                                 * folders: no root may reach them */
 	size_t n_own_dirs;

@@ -98,7 +98,9 @@ def sandbox_info(name):
         ld(14, s(1, "gh") + s(2, "api.github.com:443") + s(2, "github.com:443")),
         u(15, 1764439111123456), s(16, "1000"), s(17, "/srv/app"),
         s(18, "/var/lib/corral/sandboxes/%s/home" % name),
-        ld(19, s(1, "pids") + u(2, 512) + s(3, "cgroup v1 pids")),
+        ld(19, s(1, "pids") + u(2, 512) + s(3, "request") + s(4, "v1")),
+        ld(19, s(1, "memory") + u(2, 3 << 30) + s(3, "default") + s(4, "v1")),
+        ld(19, s(1, "tmpfs") + u(2, 768 << 20) + s(3, "default") + s(4, "tmpfs")),
     ])
 
 

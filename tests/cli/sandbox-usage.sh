@@ -123,14 +123,16 @@ print(d["credentials"], d["limits"], d["created_at"], d["missing_layers"])
 check_eq "get --json has the fields of corral(1)" "['name', 'state', 'enforcement', 'missing_layers', 'profile', 'roots', 'mounts', 'labels', 'session_id', 'agent', 'machine_id', 'runner', 'network', 'credentials', 'created_at', 'run_as', 'cwd', 'home', 'limits']
 {'path': '/srv/ref', 'writable': False} {'type': 'bind', 'source': '/usr', 'target': '/usr', 'read_only': True} {'team': 'red'}
 {'os': 'linux', 'kernel': '6.1.0', 'landlock_abi': 3} {'gateway': '10.231.0.1', 'proxy': 'http://10.231.0.1:3128', 'dns': '10.231.0.1'}
-[{'name': 'gh', 'hosts': ['api.github.com:443', 'github.com:443'], 'copied': [], 'skipped': []}] [{'name': 'pids', 'value': 512, 'source': 'cgroup v1 pids'}] 2025-11-29T17:58:31.123456Z ['landlock abi 6']" "$shape"
+[{'name': 'gh', 'hosts': ['api.github.com:443', 'github.com:443'], 'copied': [], 'skipped': []}] [{'name': 'pids', 'value': 512, 'source': 'request', 'controller': 'v1'}, {'name': 'memory', 'value': 3221225472, 'source': 'default', 'controller': 'v1'}, {'name': 'tmpfs', 'value': 805306368, 'source': 'default', 'controller': 'tmpfs'}] 2025-11-29T17:58:31.123456Z ['landlock abi 6']" "$shape"
 
 out=$("$corral" sandbox get web-2); rc=$?
 check_eq "get exits 0" 0 "$rc"
 check_contains "get names partial enforcement and what is missing" "$out" \
 	"Enforcement: partial (missing: landlock abi 6)"
 check_contains "get shows a read-only root" "$out" "Root:        /srv/ref (read-only)"
-check_contains "get says where a limit comes from" "$out" "Limit:       pids 512 (cgroup v1 pids)"
+check_contains "get says where a limit comes from" "$out" "Limit:       pids 512 (request, enforced by v1)"
+check_contains "and gives sizes in units" "$out" "Limit:       memory 3G (default, enforced by v1)"
+check_contains "to the tenth" "$out" "Limit:       tmpfs 768M (default, enforced by tmpfs)"
 
 "$corral" sandbox get missing >"$tmp/out" 2>"$tmp/err"; rc=$?
 check_eq "get of an unknown sandbox exits 1" 1 "$rc"

@@ -97,8 +97,10 @@ check_eq "the symlinked key is not copied" "absent" \
 	"$(in_g1 'test -e ~/.ssh/id_rootlink || test -L ~/.ssh/id_rootlink || echo absent')"
 check_lacks "and root's file is not readable through it" \
 	"$(in_g1 'cat ~/.ssh/id_rootlink')" "root's secret"
-check_eq "outside, the copy is ctest-ga's and 0600" "600 $UID_A" \
-	"$(stat -c '%a %u' "$copy/.ssh/id_ed25519" 2>&1)"
+check_eq "the copy is ctest-ga's and 0600" "600 $UID_A" \
+	"$(in_g1 "stat -c '%a %u' ~/.ssh/id_ed25519" 2>&1)"
+check_eq "and HOME is a file system in RAM: nothing of it on the host's disk" "" \
+	"$(ls -A "$copy" 2>&1)"
 
 check "the policy's credentials entry has github.com:22 and api.github.com:443" python3 -c "
 import sys, yaml

@@ -404,8 +404,8 @@ test_unknown_key_lists_accepted_keys(void **state)
 	(void)state;
 	assert_one_error("socket: /run/c.sock\nsokcet: /run/d.sock\n", 2, 1,
 	    "unknown key 'sokcet' in the configuration (expected socket, state_dir, log_dir, "
-	    "profiles_dir, machine_id, max_sandboxes, user, network, dns, egress, credentials, "
-	    "host_proxy)");
+	    "profiles_dir, machine_id, max_sandboxes, max_sandboxes_per_user, user, limits, "
+	    "shares, network, dns, egress, credentials, host_proxy)");
 }
 
 static void

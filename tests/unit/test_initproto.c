@@ -126,7 +126,7 @@ test_spec_round_trips_with_its_trees(void **state)
 	struct pair *p = *state;
 	struct initproto_spec s = { .uid = 1000, .gid = 1001, .hostname = "box",
 		.gateway = "10.231.0.1", .home = "/var/lib/corral/h", .workdir = "/w",
-		.runtime = "", .n_roots = 2, .root_path = { "/w", "/r" },
+		.runtime = "", .tmp_mib = 3072, .n_roots = 2, .root_path = { "/w", "/r" },
 		.root_ro = { false, true } };
 	struct initproto_spec got;
 	int fds[2];
@@ -141,6 +141,7 @@ test_spec_round_trips_with_its_trees(void **state)
 	assert_int_equal(got.uid, 1000);
 	assert_int_equal(got.gid, 1001);
 	assert_string_equal(got.hostname, "box");
+	assert_int_equal(got.tmp_mib, 3072);
 	assert_string_equal(got.root_path[1], "/r");
 	assert_true(got.root_ro[1]);
 	assert_false(got.root_ro[0]);
@@ -452,6 +453,119 @@ test_message_over_the_limit_is_not_sent(void **state)
 	assert_int_equal(errno, EMSGSIZE);
 }
 
+/* The spec's host sockets: the guard flag, the names, a tree each, after HOME's. */
+static void
+test_spec_carries_the_sockets_and_the_guard(void **state)
+{
+	struct pair *p = *state;
+	struct initproto_spec s = { .uid = 1000, .gid = 1000, .hostname = "box",
+		.gateway = "10.231.0.1", .home = "/h", .workdir = "/w", .runtime = "",
+		.tmp_mib = 1, .n_roots = 1, .root_path = { "/w" }, .unix_guard = true,
+		.n_sockets = 2, .socket_name = { "ssh-agent", "clangd.sock" } };
+	struct initproto_spec got;
+	int fds[2], sock[2];
+
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(pipe(sock), 0);
+	s.root_fd[0] = s.home_fd = fds[0];
+	s.socket_fd[0] = sock[0];
+	s.socket_fd[1] = sock[1];
+	initproto_spec_encode(p->m, &s);
+	pass(p);
+	assert_int_equal(initproto_spec_decode(p->m, &got), 0);
+	assert_true(got.unix_guard);
+	assert_int_equal(got.n_sockets, 2);
+	assert_string_equal(got.socket_name[1], "clangd.sock");
+	/* The second socket's tree is the pipe's write end: it writes. */
+	assert_int_equal(write(got.socket_fd[1], "x", 1), 1);
+	close(got.root_fd[0]);
+	close(got.home_fd);
+	close(got.socket_fd[0]);
+	close(got.socket_fd[1]);
+	close(fds[0]);
+	close(fds[1]);
+	close(sock[0]);
+	close(sock[1]);
+}
+
+static void
+test_spec_with_a_socket_name_of_a_path_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct initproto_spec s = { .uid = 1000, .gid = 1000, .hostname = "box",
+		.gateway = "10.231.0.1", .home = "/h", .workdir = "/w", .runtime = "",
+		.tmp_mib = 1, .n_roots = 1, .root_path = { "/w" }, .n_sockets = 1,
+		.socket_name = { "../etc" } };
+	static struct initproto_spec got;
+	int fds[2], before = count_fds();
+
+	assert_int_equal(pipe(fds), 0);
+	s.root_fd[0] = s.home_fd = s.socket_fd[0] = fds[0];
+	initproto_spec_encode(p->m, &s);
+	pass(p);
+	assert_int_equal(initproto_spec_decode(p->m, &got), -1);
+	seqmsg_clear(p->m);
+	close(fds[0]);
+	close(fds[1]);
+	assert_int_equal(count_fds(), before);
+}
+
+/* A UNIX report round-trips with its pidfd; texts too long are cut. */
+static void
+test_unix_report_round_trips(void **state)
+{
+	struct pair *p = *state;
+	static char long_path[INITPROTO_UNIX_TEXT_MAX_BYTES + 10];
+	struct initproto_unix u = { .decision = INITPROTO_UNIX_DENY, .unreported = 3,
+		.path = long_path, .listed = "", .binary = "/usr/bin/ssh", .pidfd = -1 };
+	struct initproto_unix got;
+	int fds[2];
+
+	memset(long_path, 'p', sizeof(long_path) - 1);
+	long_path[0] = '/';
+	assert_int_equal(pipe(fds), 0);
+	u.pidfd = fds[0];
+	assert_int_equal(initproto_unix_send(p->a, &u), 0);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_unix_decode(p->m, &got), 0);
+	assert_int_equal(got.decision, INITPROTO_UNIX_DENY);
+	assert_int_equal(got.unreported, 3);
+	assert_int_equal(strlen(got.path), INITPROTO_UNIX_TEXT_MAX_BYTES - 1);
+	assert_string_equal(got.listed, "");
+	assert_string_equal(got.binary, "/usr/bin/ssh");
+	assert_true(got.pidfd >= 0);
+	close(got.pidfd);
+	u.pidfd = -1;
+	u.decision = INITPROTO_UNIX_ALLOW;
+	u.path = "/run/corral/sockets/agent";
+	u.listed = "/run/user/1000/agent";
+	assert_int_equal(initproto_unix_send(p->a, &u), 0);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_unix_decode(p->m, &got), 0);
+	assert_int_equal(got.pidfd, -1);
+	assert_string_equal(got.listed, "/run/user/1000/agent");
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void
+test_unix_report_with_an_unknown_decision_is_refused(void **state)
+{
+	struct pair *p = *state;
+	static struct initproto_unix got;
+	struct raw r = { .n = 0 };
+
+	raw_u32(&r, INITPROTO_UNIX);
+	raw_u32(&r, 7);
+	raw_u32(&r, 0);
+	raw_str(&r, "/x");
+	raw_str(&r, "");
+	raw_str(&r, "");
+	send_raw(p->a, r.b, r.n, NULL, 0);
+	assert_int_equal(seqmsg_recv(p->b, p->m), 1);
+	assert_int_equal(initproto_unix_decode(p->m, &got), -1);
+}
+
 static void
 test_peer_close_reads_as_zero(void **state)
 {
@@ -484,6 +598,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_spec_with_too_many_roots_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_message_over_the_limit_is_not_sent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_peer_close_reads_as_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spec_carries_the_sockets_and_the_guard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spec_with_a_socket_name_of_a_path_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_report_round_trips, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_report_with_an_unknown_decision_is_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,7 +94,23 @@ test_row_init(struct registry_sandbox *sb, const char *name, const char *session
 	sb->owner_uid = 1000;
 }
 
-/* Reserves NAME under CAP, failing the test on refusal. */
+/* Reserves NAME for OWNER under CAPS; 0, or -1 with *ERR. */
+static int
+test_reserve_as(struct registry *reg, const char *name, uid_t owner,
+    const struct registry_caps *caps, char **err)
+{
+	struct registry_sandbox sb;
+	int rc;
+
+	test_row_init(&sb, name, "s", "a");
+	sb.owner_uid = owner;
+	rc = registry_reserve(reg, &sb, caps, err);
+	registry_sandbox_clear(&sb);
+	return rc;
+}
+
+/* Reserves NAME for root under CAP (the machine's cap alone), failing the
+ * test on refusal. */
 static void
 test_reserve(struct registry *reg, const char *name, const char *session,
     const char *agent, unsigned cap)
@@ -103,7 +119,8 @@ test_reserve(struct registry *reg, const char *name, const char *session,
 	char *err = NULL;
 
 	test_row_init(&sb, name, session, agent);
-	if (registry_reserve(reg, &sb, cap, &err) == -1)
+	sb.owner_uid = 0;
+	if (registry_reserve(reg, &sb, &(struct registry_caps){ cap, cap }, &err) == -1)
 		fail_msg("reserve %s: %s", name, err);
 	registry_sandbox_clear(&sb);
 }
@@ -230,7 +247,7 @@ test_list_round_trips_roots_and_labels(void **state)
 		sb.labels[i].key = xstrdup(keys[i]);
 		sb.labels[i].value = xstrdup(values[i]);
 	}
-	assert_int_equal(registry_reserve(fx->reg, &sb, 20, NULL), 0);
+	assert_int_equal(registry_reserve(fx->reg, &sb, &(struct registry_caps){ 20, 20 }, NULL), 0);
 	registry_sandbox_clear(&sb);
 	assert_int_equal(registry_list(fx->reg, &all, NULL), 0);
 	assert_int_equal(all.len, 1);
@@ -259,7 +276,8 @@ test_reserve_stamps_owner_state_and_times(void **state)
 
 	assert_int_equal(proc_boot_id(boot), 0);
 	assert_int_equal(proc_start_time(getpid(), &start), 0);
-	test_reserve(fx->reg, "x", "s", "a", 20);
+	assert_int_equal(test_reserve_as(fx->reg, "x", 1000, &(struct registry_caps){ 20, 20 },
+	    NULL), 0);
 	assert_int_equal(registry_get(fx->reg, "x", &got, NULL), 0);
 	assert_non_null(got);
 	assert_int_equal(got->state, REGISTRY_STATE_CREATING);
@@ -298,7 +316,7 @@ test_machine_id_given_is_kept(void **state)
 
 	test_row_init(&sb, "m", "s", "a");
 	sb.machine_id = xstrdup("builder-7");
-	assert_int_equal(registry_reserve(fx->reg, &sb, 20, NULL), 0);
+	assert_int_equal(registry_reserve(fx->reg, &sb, &(struct registry_caps){ 20, 20 }, NULL), 0);
 	registry_sandbox_clear(&sb);
 	assert_int_equal(registry_get(fx->reg, "m", &got, NULL), 0);
 	assert_non_null(got);
@@ -316,7 +334,8 @@ test_cap_refuses_with_exact_message(void **state)
 	test_reserve(fx->reg, "one", "s", "a", 2);
 	test_reserve(fx->reg, "two", "s", "a", 2);
 	test_row_init(&sb, "three", "s", "a");
-	assert_int_equal(registry_reserve(fx->reg, &sb, 2, &err), -1);
+	sb.owner_uid = 0;
+	assert_int_equal(registry_reserve(fx->reg, &sb, &(struct registry_caps){ 2, 2 }, &err), -1);
 	registry_sandbox_clear(&sb);
 	assert_non_null(err);
 	assert_string_equal(err, "2 sandboxes are already running on this machine "
@@ -334,11 +353,48 @@ test_remove_makes_room(void **state)
 	test_reserve(fx->reg, "one", "s", "a", 2);
 	test_reserve(fx->reg, "two", "s", "a", 2);
 	test_row_init(&sb, "three", "s", "a");
-	assert_int_equal(registry_reserve(fx->reg, &sb, 2, NULL), -1);
+	sb.owner_uid = 0;
+	assert_int_equal(registry_reserve(fx->reg, &sb, &(struct registry_caps){ 2, 2 }, NULL), -1);
 	assert_int_equal(registry_remove(fx->reg, "one", NULL), 0);
-	assert_int_equal(registry_reserve(fx->reg, &sb, 2, NULL), 0);
+	assert_int_equal(registry_reserve(fx->reg, &sb, &(struct registry_caps){ 2, 2 }, NULL), 0);
 	registry_sandbox_clear(&sb);
 	assert_int_equal(test_count(fx->reg), 2);
+}
+
+static void
+test_a_user_is_held_to_its_share(void **state)
+{
+	static const struct registry_caps caps = { 20, 2 };
+	struct fixture *fx = *state;
+	char *err = NULL;
+
+	assert_int_equal(test_reserve_as(fx->reg, "a1", 1000, &caps, NULL), 0);
+	assert_int_equal(test_reserve_as(fx->reg, "a2", 1000, &caps, NULL), 0);
+	assert_int_equal(test_reserve_as(fx->reg, "a3", 1000, &caps, &err), -1);
+	assert_string_equal(err, "user 1000 already has 2 sandboxes (the limit per user is 2: "
+	    "max_sandboxes_per_user in corrald.yaml); delete one first");
+	free(err);
+	/* Another user, and root, still get theirs. */
+	assert_int_equal(test_reserve_as(fx->reg, "b1", 1001, &caps, NULL), 0);
+	assert_int_equal(test_reserve_as(fx->reg, "r1", 0, &caps, NULL), 0);
+	assert_int_equal(test_reserve_as(fx->reg, "r2", 0, &caps, NULL), 0);
+	assert_int_equal(test_count(fx->reg), 5);
+}
+
+static void
+test_the_last_slot_is_roots(void **state)
+{
+	static const struct registry_caps caps = { 3, 3 };
+	struct fixture *fx = *state;
+	char *err = NULL;
+
+	assert_int_equal(test_reserve_as(fx->reg, "a1", 1000, &caps, NULL), 0);
+	assert_int_equal(test_reserve_as(fx->reg, "b1", 1001, &caps, NULL), 0);
+	assert_int_equal(test_reserve_as(fx->reg, "a2", 1000, &caps, &err), -1);
+	assert_non_null(strstr(err, "the last slot is kept for root"));
+	free(err);
+	assert_int_equal(test_reserve_as(fx->reg, "r1", 0, &caps, NULL), 0);
+	assert_int_equal(test_reserve_as(fx->reg, "r2", 0, &caps, NULL), -1);
 }
 
 static void
@@ -358,7 +414,7 @@ test_duplicate_name_refused(void **state)
 
 	test_reserve(fx->reg, "dup", "s", "a", 20);
 	test_row_init(&sb, "dup", "other", "agent");
-	assert_int_equal(registry_reserve(fx->reg, &sb, 20, &err), -1);
+	assert_int_equal(registry_reserve(fx->reg, &sb, &(struct registry_caps){ 20, 20 }, &err), -1);
 	registry_sandbox_clear(&sb);
 	assert_non_null(err);
 	assert_string_equal(err, "a sandbox named 'dup' already exists; delete it "
@@ -377,7 +433,7 @@ test_reserve_without_name_refused(void **state)
 	test_row_init(&sb, "x", "s", "a");
 	free(sb.name);
 	sb.name = NULL;
-	assert_int_equal(registry_reserve(fx->reg, &sb, 20, &err), -1);
+	assert_int_equal(registry_reserve(fx->reg, &sb, &(struct registry_caps){ 20, 20 }, &err), -1);
 	registry_sandbox_clear(&sb);
 	assert_non_null(err);
 	assert_string_equal(err, "a sandbox needs a name");
@@ -637,7 +693,7 @@ test_writer_child(const char *path, int id)
 		snprintf(name, sizeof(name), "w%d-%d", id, i);
 		test_row_init(&sb, name, "s", "a");
 		sb.session_id[0] = (char)('0' + id);
-		ok = registry_reserve(reg, &sb, TEST_BIG_CAP, NULL) == 0 &&
+		ok = registry_reserve(reg, &sb, &(struct registry_caps){ TEST_BIG_CAP, TEST_BIG_CAP }, NULL) == 0 &&
 		    (i % 2 == 0 || registry_remove(reg, name, NULL) == 0);
 		registry_sandbox_clear(&sb);
 	}
@@ -826,6 +882,8 @@ main(void)
 		T(test_machine_id_given_is_kept),
 		T(test_cap_refuses_with_exact_message),
 		T(test_remove_makes_room),
+		T(test_a_user_is_held_to_its_share),
+		T(test_the_last_slot_is_roots),
 		T(test_remove_of_absent_name_succeeds),
 		T(test_duplicate_name_refused),
 		T(test_reserve_without_name_refused),

@@ -28,6 +28,8 @@
 #include "broker/exec.h"
 #include "broker/monitor/spawn.h"
 
+#define TEST_TMPFS_BYTES (64ull * 1024 * 1024)   /* /tmp and /dev/shm inside */
+
 #define TEST_UID 1000                   /* a regular user: the roots' owner and run_as */
 #define TEST_GID 1000
 #define TEST_GATEWAY "10.231.0.1"
@@ -295,7 +297,8 @@ sandbox_prepare(struct sandbox *sb)
 	sb->spec = (struct spawn_spec){ .name = "t-spawn", .uid = TEST_UID, .gid = TEST_GID,
 		.caller_uid = TEST_UID, .caller_gid = TEST_GID, .caller_groups = groups,
 		.n_caller_groups = 1, .roots = sb->roots, .n_roots = 2, .home = sb->home, .home_fd = -1,
-		.gateway = TEST_GATEWAY, .init_path = sb->init_path, .cgroup_fd = -1 };
+		.gateway = TEST_GATEWAY, .init_path = sb->init_path, .cgroup_fd = -1,
+		.tmpfs_bytes = TEST_TMPFS_BYTES };
 	sb->env = exec_env_new(TEST_GATEWAY, sb->home, NULL);
 	sb->base = event_base_new();
 	assert_non_null(sb->base);
@@ -739,8 +742,10 @@ test_init_and_workloads_are_in_the_cgroup_given(void **state)
 	assert_non_null(got);
 	assert_non_null(strstr(got, want));
 	free(got);
+	/* Inside, the cgroup namespace shows the sandbox's cgroup as its root:
+	 * no host path. */
 	assert_int_equal(sh(&other, "grep ^0:: /proc/self/cgroup", &r), 0);
-	assert_string_equal(r.out, want);
+	assert_string_equal(r.out, "0::/\n");
 	run_clear(&r);
 	sandbox_down(&other);
 	close(other.spec.cgroup_fd);
