@@ -20,16 +20,27 @@
 #include <event2/listener.h>
 
 #include "broker/api.h"
+#include "broker/conf.h"
 #include "broker/daemon.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+
+/* What one user of the control socket holds now: its share. */
+struct api_user {
+	uid_t uid;
+	unsigned conns;                 /* connections not yet answered or handed over */
+	size_t held;                    /* bytes of their requests read but not yet whole */
+	struct api_user *next;
+};
 
 struct api_conn {
 	struct api *api;
 	struct bufferevent *bev;
 	struct frame_decoder *frames;
 	struct sandbox_caller caller;
+	struct api_user *user;
+	size_t held;                    /* this connection's part of user->held */
 	bool answered;                  /* close once the answer is written */
 	struct api_pending *pending;    /* a reply that comes later, or NULL */
 	struct api_conn *prev, *next;
@@ -46,6 +57,7 @@ struct api {
 	char *path;
 	unsigned nconns;
 	struct api_conn *conns;
+	struct api_user *users;         /* those holding a connection */
 };
 
 /* The requests this daemon answers; others get an "unavailable" error. */
@@ -124,11 +136,50 @@ api_response_clear(Corral__Response *resp)
 	corral__response__init(resp);
 }
 
+/* The share record of UID, made when missing. */
+static struct api_user *
+api_user_of(struct api *a, uid_t uid)
+{
+	struct api_user *u;
+
+	for (u = a->users; u != NULL; u = u->next)
+		if (u->uid == uid)
+			return u;
+	u = xcalloc(1, sizeof(*u));
+	u->uid = uid;
+	u->next = a->users;
+	a->users = u;
+	return u;
+}
+
+/* C lets go of its part of its user's share; the record goes with the last. */
+static void
+api_user_release(struct api_conn *c)
+{
+	struct api *a = c->api;
+	struct api_user *u = c->user, **pp;
+
+	if (u == NULL)
+		return;
+	u->held -= c->held;
+	c->held = 0;
+	c->user = NULL;
+	if (--u->conns > 0)
+		return;
+	for (pp = &a->users; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == u) {
+			*pp = u->next;
+			break;
+		}
+	free(u);
+}
+
 static void
 api_conn_free(struct api_conn *c)
 {
 	struct api *a = c->api;
 
+	api_user_release(c);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -189,6 +240,7 @@ api_find_attach(Corral__Request__RequestCase which)
 static int
 api_attach(struct api_conn *c, api_attach_fn attach, const Corral__Request *req)
 {
+	api_user_release(c);
 	frame_decoder_next(c->frames);
 	attach(c->api->daemon, &c->caller, req, c->bev, c->frames);
 	c->bev = NULL;
@@ -308,6 +360,52 @@ api_read_frame(struct evbuffer *in, struct frame_decoder *frames)
 	return st;
 }
 
+/* Answers C with a "limit" error naming the share, and closes it once written. */
+static void
+api_refuse_share(struct api_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+api_refuse_share(struct api_conn *c, const char *fmt, ...)
+{
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) == -1)
+		fatalx("out of memory");
+	va_end(ap);
+	api_error(&resp, WIRE_ERR_LIMIT, "%s", msg);
+	free(msg);
+	api_send(c, &resp);
+	api_response_clear(&resp);
+	c->answered = true;
+	bufferevent_disable(c->bev, EV_READ);
+}
+
+/* Counts what C holds of a request not yet whole into its user's share;
+ * true (C refused) when a user other than root holds more than its share:
+ * many half-sent frames of one user cannot take the daemon's memory. */
+static bool
+api_over_share(struct api_conn *c)
+{
+	size_t now = frame_decoder_held(c->frames) +
+	    evbuffer_get_length(bufferevent_get_input(c->bev));
+	uint64_t share = c->api->daemon->cfg->shares.buffered_bytes;
+
+	c->user->held = c->user->held - c->held + now;
+	c->held = now;
+	if (c->user->uid == 0 || c->user->held <= share)
+		return false;
+	log_warnx("uid %u holds %zu bytes of half-sent requests, over its share; refusing one",
+	    (unsigned)c->user->uid, c->user->held);
+	api_refuse_share(c, "your requests not yet whole hold %zu bytes, over your share of %llu "
+	    "(shares.buffered_bytes in corrald.yaml); send whole requests", c->user->held,
+	    (unsigned long long)share);
+	api_user_release(c);
+	return true;
+}
+
 static void
 api_on_read(struct bufferevent *bev, void *arg)
 {
@@ -318,6 +416,8 @@ api_on_read(struct bufferevent *bev, void *arg)
 	size_t len;
 
 	while (!c->answered && (st = api_read_frame(in, c->frames)) != FRAME_NEED_MORE) {
+		if (api_over_share(c))
+			return;
 		if (st != FRAME_READY) {
 			Corral__Response resp = CORRAL__RESPONSE__INIT;
 
@@ -334,6 +434,8 @@ api_on_read(struct bufferevent *bev, void *arg)
 		}
 		frame_decoder_next(c->frames);
 	}
+	if (!c->answered && api_over_share(c))
+		return;
 	if (c->answered && c->pending == NULL &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		api_conn_free(c);
@@ -411,17 +513,50 @@ api_peer_in_sandbox(pid_t pid)
 	return mine <= 0 || theirs <= 0 || theirs != mine;
 }
 
-/* Tells a process inside a sandbox why it is refused, in one frame. */
+/* Tells the client on FD why it is refused, in one frame. */
 static void
-api_refuse_sandboxed(int fd)
+api_refuse_fd(int fd, const char *code, const char *message)
 {
 	size_t len;
-	uint8_t *frame = wire_pack_error(WIRE_ERR_PERMISSION, "requests from inside a sandbox "
-	    "are refused", &len);
+	uint8_t *frame = wire_pack_error(code, message, &len);
 
 	if (frame != NULL)
 		(void)send(fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 	free(frame);
+}
+
+/* True (FD told why) when UID may not open another connection: a user
+ * other than root holds its share at most, and never the connections kept
+ * for root, so no user locks out the others or root. */
+static bool
+api_refuse_over_count(struct api *a, uid_t uid, int fd)
+{
+	unsigned share = a->daemon->cfg->shares.connections, mine = 0;
+	char msg[API_REFUSAL_MAX_BYTES];
+
+	for (struct api_user *u = a->users; u != NULL; u = u->next)
+		if (u->uid == uid)
+			mine = u->conns;
+	if (a->nconns >= API_CONNECTIONS_MAX || (uid != 0 &&
+	    a->nconns >= API_CONNECTIONS_MAX - API_ROOT_CONNECTIONS)) {
+		snprintf(msg, sizeof(msg), "corrald holds %u control connections, its most%s; try "
+		    "again", a->nconns, uid != 0 ? " for users other than root" : "");
+	} else if (uid != 0 && mine >= share) {
+		snprintf(msg, sizeof(msg), "you already hold %u control connections, your share "
+		    "(shares.connections in corrald.yaml); close some", mine);
+	} else {
+		return false;
+	}
+	log_warnx("uid %u: %s", (unsigned)uid, msg);
+	api_refuse_fd(fd, WIRE_ERR_LIMIT, msg);
+	return true;
+}
+
+/* Tells a process inside a sandbox why it is refused, in one frame. */
+static void
+api_refuse_sandboxed(int fd)
+{
+	api_refuse_fd(fd, WIRE_ERR_PERMISSION, "requests from inside a sandbox are refused");
 }
 
 static void
@@ -432,16 +567,15 @@ api_on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	struct timeval idle = { API_IDLE_TIMEOUT_S, 0 };
 	struct api_conn *c;
 
-	if (a->nconns >= API_CONNECTIONS_MAX) {
-		log_warnx("%s: %d control connections open; refusing one", __func__,
-		    API_CONNECTIONS_MAX);
-		close(fd);
-		return;
-	}
 	c = xcalloc(1, sizeof(*c));
 	c->api = a;
 	if (api_peer(fd, &c->caller) == -1 || api_peer_in_sandbox(c->caller.pid)) {
 		api_refuse_sandboxed(fd);
+		free(c);
+		close(fd);
+		return;
+	}
+	if (api_refuse_over_count(a, c->caller.uid, fd)) {
 		free(c);
 		close(fd);
 		return;
@@ -454,6 +588,8 @@ api_on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		return;
 	}
 	a->nconns++;
+	c->user = api_user_of(a, c->caller.uid);
+	c->user->conns++;
 	c->next = a->conns;
 	if (a->conns != NULL)
 		a->conns->prev = c;

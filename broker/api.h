@@ -15,6 +15,8 @@ struct api;
 struct daemon;
 
 #define API_CONNECTIONS_MAX 256         /* control connections open at once */
+#define API_ROOT_CONNECTIONS 16         /* of those, kept for root */
+#define API_REFUSAL_MAX_BYTES 256       /* a refusal's one line */
 #define API_IDLE_TIMEOUT_S 30           /* a connection that sends no whole request */
 #define API_SOCKET_MODE 0660
 

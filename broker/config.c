@@ -948,7 +948,7 @@ config_host_proxy(struct yamltree_ctx *ctx, const struct raw_config *raw, struct
 
 /* A limit's value N (KIND; MAX: a key of limits.max) into *OUT: a count of
  * pids, a size or a share of RAM ("50%"), a CPU count. */
-static void
+static bool
 config_limit(struct yamltree_ctx *ctx, const struct yamltree_node *n, enum limits_kind kind,
     bool max, uint64_t ram, uint64_t *out)
 {
@@ -972,6 +972,7 @@ config_limit(struct yamltree_ctx *ctx, const struct yamltree_node *n, enum limit
 		    kind == LIMITS_PIDS ? "a count from 1 to 4194304" : kind == LIMITS_CPUS ?
 		    "a number of CPUs with at most 3 decimals (0.5, 2)" :
 		    "a size (512M, 4G) or a share of the machine's memory (25%)");
+	return ok;
 }
 
 /* limits and limits.max; a default over its maximum is an error. */
@@ -979,13 +980,18 @@ static void
 config_limits(struct yamltree_ctx *ctx, const struct raw_config *raw, struct config *cfg)
 {
 	uint64_t ram = limits_machine_ram(), v;
+	bool bad = false;
 
 	for (int k = 0; k < LIMITS_N; k++) {
-		if (raw->max[k] != NULL)
-			config_limit(ctx, raw->max[k], (enum limits_kind)k, true, ram,
-			    &cfg->limits.max[k]);
-		if (raw->lim[k] != NULL) {
-			config_limit(ctx, raw->lim[k], (enum limits_kind)k, false, ram, &v);
+		if (raw->max[k] != NULL && !config_limit(ctx, raw->max[k], (enum limits_kind)k, true,
+		    ram, &v))
+			bad = true;
+		else if (raw->max[k] != NULL)
+			cfg->limits.max[k] = v;
+		if (raw->lim[k] != NULL && !config_limit(ctx, raw->lim[k], (enum limits_kind)k, false,
+		    ram, &v)) {
+			bad = true;
+		} else if (raw->lim[k] != NULL) {
 			/* tmpfs sizes go in whole MiB. */
 			if (k == LIMITS_TMPFS || k == LIMITS_HOME)
 				v = v < LIMITS_FS_MIN_BYTES ? LIMITS_FS_MIN_BYTES :
@@ -993,7 +999,7 @@ config_limits(struct yamltree_ctx *ctx, const struct raw_config *raw, struct con
 			cfg->limits.dflt[k] = (struct limits_value){ v, LIMITS_CONFIG };
 		}
 	}
-	for (int k = 0; k < LIMITS_N; k++)
+	for (int k = 0; k < LIMITS_N && !bad; k++)
 		if (raw->lim[k] != NULL && cfg->limits.max[k] != 0 &&
 		    cfg->limits.dflt[k].value > cfg->limits.max[k])
 			yamltree_error_at(ctx, raw->lim[k], "limits.%s is over limits.max.%s",

@@ -430,7 +430,8 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 {
 	struct proxy_tenant_info info = { .name = sb->name,
 	    .session_id = sb->session_id[0] != '\0' ? sb->session_id : NULL,
-	    .agent = sb->agent[0] != '\0' ? sb->agent : NULL };
+	    .agent = sb->agent[0] != '\0' ? sb->agent : NULL, .owner = sb->owner,
+	    .owner_tunnels = sb->owner == 0 ? 0 : d->cfg->shares.tunnels };
 	struct sockaddr_in client = { .sin_family = AF_INET, .sin_addr = sb->address };
 	const struct sockaddr *cl = (const struct sockaddr *)&client;
 	pid_t boundary[1] = { b->init_pid };

@@ -238,3 +238,9 @@ frame_decoder_error(const struct frame_decoder *d)
 {
 	return d->error[0] != '\0' ? d->error : NULL;
 }
+
+size_t
+frame_decoder_held(const struct frame_decoder *d)
+{
+	return d != NULL ? d->cap : 0;
+}

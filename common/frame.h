@@ -67,6 +67,10 @@ void frame_decoder_next(struct frame_decoder *d);
 /* The decoder's state: FRAME_READY when a frame waits, an error once it failed, else FRAME_NEED_MORE. */
 enum frame_status frame_decoder_status(const struct frame_decoder *d);
 
+/* Bytes D holds now (the payload allocated so far): a peer's half-sent
+ * frame costs this much memory. */
+size_t frame_decoder_held(const struct frame_decoder *d);
+
 /* Why D failed, in one line with the numbers ("frame flag byte is 0x80,
  * expected 0"); NULL while it has not failed. */
 const char *frame_decoder_error(const struct frame_decoder *d);

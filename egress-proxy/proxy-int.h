@@ -26,8 +26,18 @@ struct proxy_listener {
 	unsigned client_prefix;
 };
 
+/* The tunnels of one owner's tenants together, against its share. */
+struct proxy_owner {
+	uid_t uid;
+	unsigned tunnels;
+	unsigned share;                 /* 0: none */
+	unsigned refs;                  /* its tenants */
+	struct proxy_owner *next;
+};
+
 struct proxy_tenant {
 	struct proxy *proxy;
+	struct proxy_owner *owner;
 	char *name;
 	char *session_id;
 	char *agent;
@@ -70,6 +80,7 @@ struct proxy {
 	int reserve_fd;                         /* given back on EMFILE so accept can shed */
 	struct event *accept_backoff;
 	struct proxy_tenant *tenants;
+	struct proxy_owner *owners;             /* of the tenants that have a share */
 	struct session *closing;                /* freed from the loop by REAPER */
 	struct event *reaper;
 	struct proxy_timeout timeouts[PROXY_TIMEOUTS_MAX];     /* made by session.c on first use */

@@ -85,6 +85,45 @@ proxy_free(struct proxy *p)
 	free(p);
 }
 
+/* The tunnel count of INFO's owner, shared by its tenants; NULL when it
+ * has no share (root), or out of memory. */
+static struct proxy_owner *
+proxy_owner_take(struct proxy *p, const struct proxy_tenant_info *info)
+{
+	struct proxy_owner *o;
+
+	if (info->owner_tunnels == 0)
+		return NULL;
+	for (o = p->owners; o != NULL; o = o->next)
+		if (o->uid == info->owner)
+			break;
+	if (o == NULL && (o = calloc(1, sizeof(*o))) != NULL) {
+		o->uid = info->owner;
+		o->next = p->owners;
+		p->owners = o;
+	}
+	if (o != NULL) {
+		o->share = info->owner_tunnels;
+		o->refs++;
+	}
+	return o;
+}
+
+static void
+proxy_owner_drop(struct proxy *p, struct proxy_owner *o)
+{
+	struct proxy_owner **pp;
+
+	if (o == NULL || --o->refs > 0)
+		return;
+	for (pp = &p->owners; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	free(o);
+}
+
 struct proxy_tenant *
 proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct policy *policy)
 {
@@ -100,11 +139,15 @@ proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct p
 	t->agent = info->agent != NULL ? strdup(info->agent) : NULL;
 	t->denials = denial_ring_new(DENIAL_RING_DEFAULT_ENTRIES);
 	t->gen = policy_gen_new(policy, ++p->generations);
+	t->owner = proxy_owner_take(p, info);
 	if (t->name == NULL || t->denials == NULL || t->gen == NULL ||
+	    (info->owner_tunnels != 0 && t->owner == NULL) ||
 	    (info->session_id != NULL && t->session_id == NULL) ||
 	    (info->agent != NULL && t->agent == NULL)) {
 		if (t->gen == NULL)
 			policy_free(policy);
+		proxy_owner_drop(p, t->owner);
+		t->owner = NULL;
 		t->proxy = NULL;
 		proxy_tenant_free(t);
 		return NULL;
@@ -152,6 +195,8 @@ proxy_tenant_free(struct proxy_tenant *t)
 	proxy_listener_free(t->transparent_listener);
 	while (t->sessions != NULL)
 		session_abort(t->sessions);
+	if (t->proxy != NULL)
+		proxy_owner_drop(t->proxy, t->owner);
 	policy_gen_unref(t->gen);
 	denial_ring_free(t->denials);
 	if (t->diag_fd != -1)

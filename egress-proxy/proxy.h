@@ -67,6 +67,8 @@ struct proxy_tenant_info {
 	const char *session_id;         /* may be NULL */
 	const char *agent;              /* may be NULL */
 	bool host_mode;                 /* the host's own processes: the ledger's sandbox is null */
+	uid_t owner;                    /* who made it: tenants of one owner share a tunnel count */
+	unsigned owner_tunnels;         /* that owner's share of tunnels; 0: none (root) */
 };
 
 /* A tenant under POLICY (owned from now on). NULL if out of memory. */

@@ -200,6 +200,8 @@ session_close(struct session *s, const char *reason)
 	if (s->counted) {
 		s->tenant->tunnels--;
 		p->tunnels--;
+		if (s->tenant->owner != NULL)
+			s->tenant->owner->tunnels--;
 		s->counted = false;
 	}
 	if (s->query != NULL) {
@@ -1052,9 +1054,17 @@ session_admit(struct session *s)
 {
 	struct proxy *p = session_proxy(s);
 
+	struct proxy_owner *o = s->tenant->owner;
+
 	if (s->tenant->tunnels >= p->limits.max_tunnels_per_tenant ||
 	    p->tunnels >= p->limits.max_tunnels) {
 		session_fail(s, 503, "too_many_tunnels");
+		return false;
+	}
+	/* One user's sandboxes together hold their share at most: the
+	 * others (and root) keep room. */
+	if (o != NULL && o->tunnels >= o->share) {
+		session_fail(s, 503, "user_tunnel_share");
 		return false;
 	}
 	if (!ledger_ok(p->ledger)) {
@@ -1063,6 +1073,8 @@ session_admit(struct session *s)
 	}
 	s->tenant->tunnels++;
 	p->tunnels++;
+	if (o != NULL)
+		o->tunnels++;
 	s->counted = true;
 	return true;
 }

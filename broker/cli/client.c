@@ -116,24 +116,14 @@ client_read_all(int fd, uint8_t *buf, size_t len)
 	return 0;
 }
 
-int
-client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *why,
-    size_t why_size)
+/* Reads one answer frame into *RESP; -1 with WHY when there is none. */
+static int
+client_read_answer(int fd, Corral__Response **resp, char *why, size_t why_size)
 {
-	uint8_t header[FRAME_HEADER_BYTES], *frame, *payload;
+	uint8_t header[FRAME_HEADER_BYTES], *payload;
 	const char *problem = NULL;
 	size_t len;
 
-	if ((frame = wire_pack(&req->base, &len)) == NULL) {
-		snprintf(why, why_size, "the request is too large to send");
-		return -1;
-	}
-	if (client_send_all(fd, frame, len) == -1) {
-		free(frame);
-		snprintf(why, why_size, "sending the request failed: %s", strerror(errno));
-		return -1;
-	}
-	free(frame);
 	if (client_read_all(fd, header, sizeof(header)) == -1) {
 		snprintf(why, why_size, "no answer from corrald: %s", strerror(errno));
 		return -1;
@@ -155,6 +145,32 @@ client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *w
 		return -1;
 	}
 	return 0;
+}
+
+int
+client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *why,
+    size_t why_size)
+{
+	uint8_t *frame;
+	size_t len;
+	int saved;
+
+	if ((frame = wire_pack(&req->base, &len)) == NULL) {
+		snprintf(why, why_size, "the request is too large to send");
+		return -1;
+	}
+	if (client_send_all(fd, frame, len) == -1) {
+		saved = errno;
+		free(frame);
+		/* A daemon that refused the connection at once (a share reached)
+		 * wrote why before it closed: that answer says more than EPIPE. */
+		if (client_read_answer(fd, resp, why, why_size) == 0)
+			return 0;
+		snprintf(why, why_size, "sending the request failed: %s", strerror(saved));
+		return -1;
+	}
+	free(frame);
+	return client_read_answer(fd, resp, why, why_size);
 }
 
 int

@@ -399,6 +399,72 @@ test_host_proxy_as_boolean_refused(void **state)
 /* ---- validation errors ---- */
 
 static void
+test_limits_and_shares_are_read(void **state)
+{
+	(void)state;
+	assert_int_equal(load("limits:\n  pids: 512\n  memory: 2G\n  cpus: 1.5\n"
+	    "  tmpfs: 100M\n  home: 25%\n  max: {pids: 4096, memory: 8G, cpus: 2}\n"
+	    "max_sandboxes: 9\n"
+	    "shares: {connections: 5, buffered_bytes: 1M, tunnels: 77}\n"), 0);
+	assert_int_equal(cfg->limits.dflt[LIMITS_PIDS].value, 512);
+	assert_int_equal(cfg->limits.dflt[LIMITS_PIDS].origin, LIMITS_CONFIG);
+	assert_true(cfg->limits.dflt[LIMITS_MEMORY].value == 2ull << 30);
+	assert_int_equal(cfg->limits.dflt[LIMITS_CPUS].value, 1500);
+	assert_true(cfg->limits.dflt[LIMITS_TMPFS].value == 100ull << 20);
+	/* A share of the machine's memory, in whole MiB. */
+	assert_true(cfg->limits.dflt[LIMITS_HOME].value == limits_machine_ram() / 4 >> 20 << 20);
+	assert_int_equal(cfg->limits.max[LIMITS_PIDS], 4096);
+	assert_true(cfg->limits.max[LIMITS_MEMORY] == 8ull << 30);
+	assert_int_equal(cfg->limits.max[LIMITS_CPUS], 2000);
+	assert_int_equal(cfg->shares.connections, 5);
+	assert_true(cfg->shares.buffered_bytes == 1ull << 20);
+	assert_int_equal(cfg->shares.tunnels, 77);
+	/* Not given: half of max_sandboxes, rounded up. */
+	assert_int_equal(cfg->max_sandboxes_per_user, 5);
+}
+
+static void
+test_limits_defaults_follow_the_machine(void **state)
+{
+	(void)state;
+	assert_int_equal(load("max_sandboxes: 3\n"), 0);
+	assert_int_equal(cfg->limits.dflt[LIMITS_PIDS].value, 1024);
+	assert_int_equal(cfg->limits.dflt[LIMITS_PIDS].origin, LIMITS_DEFAULT);
+	assert_true(cfg->limits.dflt[LIMITS_MEMORY].value >= limits_machine_ram() / 2 - (1 << 20));
+	assert_int_equal(cfg->max_sandboxes_per_user, 2);
+	assert_int_equal(cfg->shares.tunnels, cfg->egress.max_tunnels / 4);
+}
+
+/* assert_one_error, then a fresh start for the next load of the same test. */
+static void
+assert_one_error_then_reset(const char *text, unsigned line, unsigned col, const char *needle)
+{
+	assert_one_error(text, line, col, needle);
+	policy_diags_clear(&diags);
+	policy_diags_init(&diags);
+}
+
+static void
+test_bad_limit_values_are_refused_with_their_place(void **state)
+{
+	(void)state;
+	assert_one_error_then_reset("limits:\n  memory: lots\n", 2, 11,
+	    "limits.memory 'lots' is not a size (512M, 4G) or a share of the machine's memory");
+	assert_one_error_then_reset("limits:\n  cpus: 1.2345\n", 2, 9,
+	    "limits.cpus '1.2345' is not a number of CPUs with at most 3 decimals");
+	assert_one_error_then_reset("limits:\n  max:\n    pids: 0\n", 3, 11,
+	    "limits.max.pids '0' is not a count from 1 to 4194304");
+	assert_one_error_then_reset("limits:\n  memory: 150%\n", 2, 11, "is not a size");
+	assert_one_error_then_reset("limits:\n  pids: 5000\n  max: {pids: 100}\n", 2, 9,
+	    "limits.pids is over limits.max.pids");
+	assert_one_error_then_reset("shares: {buffered_bytes: 100}\n", 1, 26,
+	    "shares.buffered_bytes '100' is not a size of at least 64K");
+	assert_one_error_then_reset("shares: {connections: 0}\n", 1, 23,
+	    "shares.connections 0 is out of range");
+	assert_one_error_then_reset("limits: {swap: 1G}\n", 1, 10, "unknown key 'swap' in limits");
+}
+
+static void
 test_unknown_key_lists_accepted_keys(void **state)
 {
 	(void)state;
@@ -770,6 +836,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_host_proxy_bad_profile_name_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_as_boolean_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_key_lists_accepted_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_and_shares_are_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits_defaults_follow_the_machine, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_limit_values_are_refused_with_their_place,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_nested_key_lists_its_mapping_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_type_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_item_of_wrong_type_refused, setup, teardown),
