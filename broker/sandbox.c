@@ -123,6 +123,45 @@ sandbox_plan_name(struct daemon *d, struct sandbox_plan *p, char **err)
 	return 0;
 }
 
+/* Why TEXT may not be a label, session id or agent (shown to people and
+ * written in the registry): a control byte would let it forge lines or
+ * send escapes to a terminal; NULL when it may. */
+static const char *
+sandbox_text_refusal(const char *text, size_t max)
+{
+	size_t n = strlen(text);
+
+	if (n > max)
+		return "is too long";
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			return "holds a control character (a newline, an escape, ...)";
+	return NULL;
+}
+
+/* The create's texts: labels ("key=value", the key not empty and without
+ * '=' or ','), the session id and the agent, free of control bytes. */
+static int
+sandbox_plan_texts(const Corral__SandboxCreate *req, char **err)
+{
+	const char *why;
+
+	if ((why = sandbox_text_refusal(req->session_id, SANDBOX_TEXT_MAX_BYTES)) != NULL)
+		return reason_set(err, "--session %s", why);
+	if ((why = sandbox_text_refusal(req->agent, SANDBOX_TEXT_MAX_BYTES)) != NULL)
+		return reason_set(err, "--agent %s", why);
+	for (size_t i = 0; i < req->n_labels; i++) {
+		const char *k = req->labels[i]->key, *v = req->labels[i]->value;
+
+		if (k[0] == '\0' || strpbrk(k, "=,") != NULL)
+			return reason_set(err, "a label's key must be a word without '=' or ','");
+		if ((why = sandbox_text_refusal(k, SANDBOX_TEXT_MAX_BYTES)) != NULL ||
+		    (why = sandbox_text_refusal(v, SANDBOX_TEXT_MAX_BYTES)) != NULL)
+			return reason_set(err, "label %zu %s", i + 1, why);
+	}
+	return 0;
+}
+
 /* True when PATH lies strictly inside folder DIR. */
 static bool
 sandbox_path_inside(const char *path, const char *dir)
@@ -549,7 +588,8 @@ sandbox_plan_regrant(struct daemon *d, struct sandbox_plan *p,
 static int
 sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
 {
-	if (sandbox_plan_name(d, p, err) == -1 || sandbox_plan_roots(p, err) == -1 ||
+	if (sandbox_plan_name(d, p, err) == -1 || sandbox_plan_texts(p->req, err) == -1 ||
+	    sandbox_plan_roots(p, err) == -1 ||
 	    limits_resolve(&d->cfg->limits, p->req->pids, p->req->memory_bytes,
 	    p->req->milli_cpus, p->limits, err) == -1 ||
 	    sandbox_plan_run_as(d, p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)

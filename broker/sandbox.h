@@ -14,6 +14,7 @@
 #include "common/limits.h"
 
 #define SANDBOX_ENV_MAX 64
+#define SANDBOX_TEXT_MAX_BYTES 256       /* a label's key or value, a session id, an agent */
 #define SANDBOX_CGROUP_LIMITS 3          /* pids, memory, cpus: a cgroup controller's each */
 #define SANDBOX_GRANT_NAMES_MAX_BYTES 1024     /* "known: ..." in a refusal */
 #define SANDBOX_MIN_REGULAR_UID 1000    /* below it: system accounts, never run_as by default */

@@ -19,6 +19,24 @@
 #define CLI_POLICY_FILE_MAX_BYTES (1024 * 1024)
 #define CLI_JSON_MAX_BYTES (4 * 1024 * 1024)
 
+/* MESSAGE on stderr after "corral: ", a line at a time, each made safe:
+ * it may quote a name or a path that someone else chose. */
+static void
+cli_print_message(const char *message)
+{
+	const char *line = message, *nl;
+
+	fputs("corral: ", stderr);
+	while ((nl = strchr(line, '\n')) != NULL) {
+		char *part = xstrndup(line, (size_t)(nl - line));
+
+		fprintf(stderr, "%s\n", cli_text(part));
+		free(part);
+		line = nl + 1;
+	}
+	fprintf(stderr, "%s\n", cli_text(line));
+}
+
 int
 cli_call(const struct cli *cli, const Corral__Request *req, Corral__Response **resp)
 {
@@ -28,7 +46,7 @@ cli_call(const struct cli *cli, const Corral__Request *req, Corral__Response **r
 		return cli_fail("%s", why);
 	if ((*resp)->response_case == CORRAL__RESPONSE__RESPONSE_ERROR) {
 		/* The daemon's message names what was wrong; print each line. */
-		fprintf(stderr, "corral: %s\n", (*resp)->error->message);
+		cli_print_message((*resp)->error->message);
 		corral__response__free_unpacked(*resp, NULL);
 		*resp = NULL;
 		return CLI_EXIT_FAILED;
@@ -223,8 +241,9 @@ cli_denials_text(const Corral__DenialsReply *r)
 		const Corral__Denial *d = r->denials[i];
 
 		time_format_rfc3339_us(d->ts_us, ts);
-		printf("%s  %s:%u  %s  %s%s", ts, d->host, d->port,
-		    d->binary[0] != '\0' ? d->binary : "-", d->reason, d->count > 1 ? "" : "\n");
+		printf("%s  %s:%u  %s  %s%s", ts, cli_text(d->host), d->port,
+		    d->binary[0] != '\0' ? cli_text(d->binary) : "-", cli_text(d->reason),
+		    d->count > 1 ? "" : "\n");
 		if (d->count > 1)
 			printf("  (x%u)\n", d->count);
 	}

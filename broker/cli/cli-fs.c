@@ -172,7 +172,7 @@ cli_fs_print_written(const Corral__FsWriteReply *w, bool json, const char *verb)
 	struct json *j;
 
 	if (!json) {
-		printf("%s %s: %llu bytes%s\n", verb, w->path,
+		printf("%s %s: %llu bytes%s\n", verb, cli_text(w->path),
 		    (unsigned long long)w->bytes_written, w->created ? " (created)" : "");
 		return CLI_EXIT_OK;
 	}
@@ -254,7 +254,7 @@ cli_fs_print_list(const Corral__Response *resp, bool json)
 
 	if (!json) {
 		for (i = 0; i < l->n_entries; i++)
-			printf("%s%s\n", l->entries[i]->name,
+			printf("%s%s\n", cli_text(l->entries[i]->name),
 			    strcmp(l->entries[i]->type, "dir") == 0 ? "/" : "");
 		return CLI_EXIT_OK;
 	}
@@ -298,8 +298,8 @@ cli_fs_print_grep(const Corral__Response *resp, bool json)
 
 	if (!json) {
 		for (i = 0; i < g->n_matches; i++)
-			printf("%s:%u:%s\n", g->matches[i]->path, g->matches[i]->line,
-			    g->matches[i]->text);
+			printf("%s:%u:%s\n", cli_text(g->matches[i]->path), g->matches[i]->line,
+			    cli_text(g->matches[i]->text));
 		if (g->count > g->n_matches)
 			fprintf(stderr, "corral: %u matches; the first %zu shown\n", g->count,
 			    g->n_matches);

@@ -244,12 +244,12 @@ cli_expect(Corral__Response *resp, Corral__Response__ResponseCase expected)
 static void
 cli_print_created(const Corral__SandboxInfo *s)
 {
-	printf("created %s (enforcement %s)\n", s->name, s->enforcement);
+	printf("created %s (enforcement %s)\n", cli_text(s->name), cli_text(s->enforcement));
 	if (s->n_missing_layers == 0)
 		return;
 	printf("missing layers:");
 	for (size_t i = 0; i < s->n_missing_layers; i++)
-		printf("%s %s", i > 0 ? "," : "", s->missing_layers[i]);
+		printf("%s %s", i > 0 ? "," : "", cli_text(s->missing_layers[i]));
 	printf("\n");
 }
 
@@ -296,7 +296,7 @@ cli_time_human(int64_t us, char out[CLI_TIME_HUMAN_BYTES])
 static const char *
 cli_or_dash(const char *s)
 {
-	return s != NULL && s[0] != '\0' ? s : "-";
+	return s != NULL && s[0] != '\0' ? cli_text(s) : "-";
 }
 
 /* One limit for people: "memory 11.8G (default, enforced by v1)". */
@@ -312,7 +312,7 @@ cli_print_limit(const Corral__Limit *l)
 		    (unsigned long long)(l->value % 1000));
 	else
 		units_format_size(l->value, value, sizeof(value));
-	printf("%-13s%s %s (%s, enforced by %s)\n", "Limit:", l->name, value,
+	printf("%-13s%s %s (%s, enforced by %s)\n", "Limit:", cli_text(l->name), value,
 	    cli_or_dash(l->source), cli_or_dash(l->controller));
 }
 
@@ -329,7 +329,7 @@ cli_list_table(Corral__SandboxInfo **list, size_t n)
 	    "PROFILE", "CREATED");
 	for (size_t i = 0; i < n; i++) {
 		cli_time_human(list[i]->created_at_us, created);
-		printf("%-*s  %-8s  %-11s  %-10s  %s\n", width, list[i]->name,
+		printf("%-*s  %-8s  %-11s  %-10s  %s\n", width, cli_text(list[i]->name),
 		    cli_or_dash(list[i]->state), cli_or_dash(list[i]->enforcement),
 		    cli_or_dash(list[i]->profile), created);
 	}
@@ -386,7 +386,8 @@ cli_print_labels(const Corral__SandboxInfo *s)
 		return;
 	printf("%-13s", "Labels:");
 	for (size_t i = 0; i < s->n_labels; i++)
-		printf("%s%s=%s", i > 0 ? ", " : "", s->labels[i]->key, s->labels[i]->value);
+		printf("%s%s=%s", i > 0 ? ", " : "", cli_text(s->labels[i]->key),
+		    cli_text(s->labels[i]->value));
 	printf("\n");
 }
 
@@ -394,7 +395,7 @@ static void
 cli_print_optional(const char *label, const char *value)
 {
 	if (value != NULL && value[0] != '\0')
-		printf("%-13s%s\n", label, value);
+		printf("%-13s%s\n", label, cli_text(value));
 }
 
 /* The human summary of `sandbox get`: one line per fact that is known. */
@@ -403,23 +404,23 @@ cli_print_sandbox(const Corral__SandboxInfo *s)
 {
 	char created[CLI_TIME_HUMAN_BYTES];
 
-	printf("%-13s%s\n%-13s%s\n", "Name:", s->name, "State:", cli_or_dash(s->state));
+	printf("%-13s%s\n%-13s%s\n", "Name:", cli_text(s->name), "State:", cli_or_dash(s->state));
 	printf("%-13s%s", "Enforcement:", cli_or_dash(s->enforcement));
 	for (size_t i = 0; i < s->n_missing_layers; i++)
-		printf("%s%s", i == 0 ? " (missing: " : ", ", s->missing_layers[i]);
+		printf("%s%s", i == 0 ? " (missing: " : ", ", cli_text(s->missing_layers[i]));
 	printf("%s\n", s->n_missing_layers > 0 ? ")" : "");
 	cli_print_optional("Profile:", s->profile);
 	for (size_t i = 0; i < s->n_roots; i++)
-		printf("%-13s%s (%s)\n", "Root:", s->roots[i]->path,
+		printf("%-13s%s (%s)\n", "Root:", cli_text(s->roots[i]->path),
 		    s->roots[i]->writable ? "read-write" : "read-only");
 	cli_print_optional("Run as:", s->run_as);
 	cli_print_optional("Cwd:", s->cwd);
 	cli_print_optional("Home:", s->home);
 	if (s->network != NULL && s->network->gateway[0] != '\0')
-		printf("%-13sgateway %s, proxy %s, dns %s\n", "Network:", s->network->gateway,
+		printf("%-13sgateway %s, proxy %s, dns %s\n", "Network:", cli_text(s->network->gateway),
 		    cli_or_dash(s->network->proxy), cli_or_dash(s->network->dns));
 	for (size_t i = 0; i < s->n_credentials; i++)
-		printf("%-13s%s\n", "Credential:", s->credentials[i]->name);
+		printf("%-13s%s\n", "Credential:", cli_text(s->credentials[i]->name));
 	for (size_t i = 0; i < s->n_limits; i++)
 		cli_print_limit(s->limits[i]);
 	cli_print_labels(s);
@@ -489,7 +490,7 @@ cli_sandbox_delete(struct cli *cli, int argc, char **argv)
 	    (rc = cli_expect(resp, CORRAL__RESPONSE__RESPONSE_SANDBOX_DELETE)) != 0)
 		return rc;
 	for (size_t i = 0; i < resp->sandbox_delete->n_deleted; i++)
-		printf("deleted %s\n", resp->sandbox_delete->deleted[i]);
+		printf("deleted %s\n", cli_text(resp->sandbox_delete->deleted[i]));
 	corral__response__free_unpacked(resp, NULL);
 	return CLI_EXIT_OK;
 }
@@ -525,9 +526,9 @@ static void
 cli_reap_text(const Corral__ReapReply *r)
 {
 	for (size_t i = 0; i < r->n_sandboxes; i++)
-		printf("reaped sandbox %s\n", r->sandboxes[i]);
+		printf("reaped sandbox %s\n", cli_text(r->sandboxes[i]));
 	for (size_t i = 0; i < r->n_objects; i++)
-		printf("removed %s\n", r->objects[i]);
+		printf("removed %s\n", cli_text(r->objects[i]));
 	if (r->n_sandboxes + r->n_objects == 0)
 		printf("nothing to reap\n");
 }

@@ -9,6 +9,7 @@
 
 #include "broker/cli/cli.h"
 #include "common/log.h"
+#include "common/visible.h"
 
 static int cli_help(struct cli *cli, int argc, char **argv);
 static int cli_version(struct cli *cli, int argc, char **argv);
@@ -76,6 +77,15 @@ cli_fail(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	return CLI_EXIT_FAILED;
+}
+
+const char *
+cli_text(const char *s)
+{
+	static char ring[CLI_TEXT_RING][CLI_TEXT_MAX_BYTES];
+	static unsigned next;
+
+	return visible_copy(s, ring[next++ % CLI_TEXT_RING], CLI_TEXT_MAX_BYTES);
 }
 
 int

@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 
+#include "common/visible.h"
+
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAILED 1       /* refused or failed, with a one-line reason on stderr */
 #define CLI_EXIT_USAGE 2
@@ -26,6 +28,13 @@ struct cli_cmd {
 
 /* Prints "corral: " and the message to stderr; returns CLI_EXIT_FAILED. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* S made safe for a terminal (control bytes as \xHH: a label, a file's
+ * name or a host may hold what it likes), in one of CLI_TEXT_RING buffers
+ * reused in turn, so that one printf may hold several; cut past
+ * CLI_TEXT_MAX_BYTES. */
+#define CLI_TEXT_RING 8
+#define CLI_TEXT_MAX_BYTES (4096 * VISIBLE_EXPANSION + 1)     /* a path, escaped */
+const char *cli_text(const char *s);
 /* Prints the verb's usage line to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage(const struct cli_cmd *cmd);
 /* Parses a verb whose only option is --json; 0, or VERB's usage exit code. */

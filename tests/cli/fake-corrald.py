@@ -85,13 +85,13 @@ def mapping(f, n):
     return {text(decode(e), 1): text(decode(e), 2) for e in f.get(n, [])}
 
 
-def sandbox_info(name):
+def sandbox_info(name, label="red"):
     return b"".join([
         s(1, name), s(2, "ready"), s(3, "partial"), s(4, "landlock abi 6"),
         s(5, "strict"),
         ld(6, s(1, "/srv/app") + u(2, 1)), ld(6, s(1, "/srv/ref")),
         ld(7, s(1, "bind") + s(2, "/usr") + s(3, "/usr") + u(4, 1)),
-        ld(8, s(1, "team") + s(2, "red")),
+        ld(8, s(1, "team") + s(2, label)),
         s(9, "s-1"), s(10, "agent-7"), s(11, "local"),
         ld(12, s(1, "linux") + s(2, "6.1.0") + u(3, 3)),
         ld(13, s(1, "10.231.0.1") + s(2, "http://10.231.0.1:3128") + s(3, "10.231.0.1")),
@@ -156,6 +156,8 @@ def answer(field, f, log):
         log_request(log, {"request": "get", "name": name})
         if name == "missing":
             return error("no sandbox named 'missing' (see `corral sandbox list`)")
+        if name == "hostile":
+            return frame(ld(7, sandbox_info(name, "red\x1b]0;pwned\x07\nState:       forged")))
         return frame(ld(7, sandbox_info(name)))
     if field == 11:
         log_request(log, {"request": "list", "selector": mapping(f, 1)})

@@ -134,6 +134,14 @@ check_contains "get says where a limit comes from" "$out" "Limit:       pids 512
 check_contains "and gives sizes in units" "$out" "Limit:       memory 3G (default, enforced by v1)"
 check_contains "to the tenth" "$out" "Limit:       tmpfs 768M (default, enforced by tmpfs)"
 
+# What a daemon (or whoever made the sandbox) wrote is shown, never obeyed:
+# a label's escape and newline come out as \xHH on one line.
+out=$("$corral" sandbox get hostile)
+check_contains "a label's control bytes are printed escaped" "$out" \
+	'Labels:      team=red\x1b]0;pwned\x07\x0aState:       forged'
+check_eq "and forge no line of their own" 1 "$(printf '%s\n' "$out" | grep -c '^State:')"
+check_eq "no escape byte reaches the terminal" 0 "$(printf '%s' "$out" | tr -cd '\033\007' | wc -c)"
+
 "$corral" sandbox get missing >"$tmp/out" 2>"$tmp/err"; rc=$?
 check_eq "get of an unknown sandbox exits 1" 1 "$rc"
 check_eq "the daemon's reason is printed as one line" \

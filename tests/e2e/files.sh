@@ -98,6 +98,17 @@ tap_result $? "fs list --json gives [{name, type, size}]" "$out"
 out=$(corral fs read f1 "$ro/ref.txt")
 check_eq "an absolute path names a file of another root" "read only" "$out"
 
+# The agent names its files as it likes; whoever lists them sees the bytes
+# escaped, and no terminal control reaches them.
+corral exec f1 -- sh -c 'mkdir -p "$1/odd" &&
+	printf "hostile \033[2J line\n" >"$1/odd/$(printf "evil\033]0;t\007\nforged")"' sh "$ws" </dev/null
+out=$(corral fs list f1 odd)
+check_eq "fs list escapes a name's control bytes, on one line" 'evil\x1b]0;t\x07\x0aforged' "$out"
+out=$(corral fs grep f1 hostile odd)
+check_eq "fs grep escapes the path and the text" \
+	'odd/evil\x1b]0;t\x07\x0aforged:1:hostile \x1b[2J line' "$out"
+rm -rf "$ws/odd"
+
 # --- Errors: one line each.
 out=$(corral fs read f1 nope.txt 2>&1)
 rc=$?

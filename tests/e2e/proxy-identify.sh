@@ -103,4 +103,13 @@ recs = [r for r in map(json.loads, open('$ledger')) if r['binary'] == '/usr/bin/
 assert recs and all(isinstance(r['pid'], int) and r['pid'] > 1 for r in recs), recs"
 out=$(in_host "$top_builddir/corral" --socket "$TB_DIR/corrald.sock" denials host --json)
 check_contains "denials name the binary" "$out" '"binary":"/usr/bin/curl"'
+
+# A binary's path is the agent's to choose: the denials show it escaped.
+odd="$TB_DIR/odd-$(printf 'x\033]0;t\007')"
+cp /usr/bin/curl "$odd"
+in_cgroup "$odd" -sS --max-time 5 --cacert "$ca" --proxy "$proxy" https://github.com/zen >/dev/null 2>&1
+out=$(in_host "$top_builddir/corral" --socket "$TB_DIR/corrald.sock" denials host)
+check_contains "denials print a binary's control bytes escaped" "$out" \
+	"$TB_DIR/odd-x\\x1b]0;t\\x07  binary_not_allowed"
+check_eq "and no escape byte reaches the terminal" 0 "$(printf '%s' "$out" | tr -cd '\033\007' | wc -c)"
 tap_done

@@ -197,6 +197,32 @@ out=$(as_a sandbox create --root "$fa/own" --name own-tmp 2>&1)
 check_eq "a user's own folder under /tmp stays allowed" 0 "$?"
 as_a sandbox delete own-tmp >/dev/null 2>&1
 
+# --- Texts that others will read (list, get, the registry): no control
+# bytes, whoever sends them, and the daemon goes on serving.
+# refused_text NAME EXPECTED CREATE-ARG...: ctest-a's create fails, says why.
+refused_text() {
+	_name=$1 _want=$2
+	shift 2
+	out=$(as_a sandbox create --root "$fa" --name rt "$@" 2>&1)
+	rc=$?
+	[ "$rc" -eq 1 ] && ! listed "$UID_A" rt
+	tap_result $? "$_name is refused" "$out"
+	check_contains "and the refusal says why" "$out" "$_want"
+	as_a sandbox delete rt >/dev/null 2>&1
+}
+esc=$(printf '\033]0;x\007')
+refused_text "a label value with an escape" "label 1 holds a control character" --label "t=a${esc}"
+refused_text "a label value with a newline" "label 1 holds a control character" \
+	--label "t=a
+Name: forged"
+refused_text "a label key with a comma" "a label's key must be a word" --label "a,b=1"
+refused_text "a session id with a newline" "--session holds a control character" --session "s
+x"
+refused_text "an agent of 257 bytes" "--agent is too long" --agent "$(head -c 257 /dev/zero | tr '\0' a)"
+out=$(as_a sandbox create --root "$fa" --name rt --label "team=red-é" 2>&1)
+check_eq "a UTF-8 label is still allowed" 0 "$?"
+as_a sandbox delete rt >/dev/null 2>&1
+
 # --- The control socket from inside a sandbox.
 inside_a=$(as_a exec sa -- sh -c "test -e '$sock' && echo visible || echo absent" 2>&1)
 check_eq "the control socket is not visible in ctest-a's sandbox" absent "$inside_a"
