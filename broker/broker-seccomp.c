@@ -52,6 +52,8 @@ static const char *const broker_seccomp_allowed[] = {
 	"unlink", "unlinkat", "rename", "renameat", "renameat2", "fstatfs", "statfs", "flock",
 	"fchmod", "pipe", "pipe2", "splice", "tee", "memfd_create", "eventfd2", "sendfile",
 	"copy_file_range", "umask",
+	/* identification: whether an executable has an ACL (egress-proxy/exetrust.h) */
+	"getxattr",
 	/* waiting */
 	"epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll",
 	"select", "pselect6", "wait4", "waitid",

@@ -24,10 +24,12 @@
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
+#include "common/initproto.h"
 #include "common/log.h"
 #include "common/reason.h"
 #include "common/timeutil.h"
 #include "common/xmalloc.h"
+#include "egress-proxy/exetrust.h"
 #include "egress-proxy/proxy.h"
 #include "policy/caller.h"
 #include "policy/load.h"
@@ -460,6 +462,28 @@ sandbox_record(struct sandbox_plan *p, struct monitor_built *b)
 	return sb;
 }
 
+/* What the sandbox's binary rules may match: the executables of its
+ * read-only system mounts (exetrust.h), read from corral-init's mount
+ * table now that it is built. Without it the sandbox does not start. */
+static int
+sandbox_exetrust(struct sandbox *sb, char **err)
+{
+	const char *excluded[CORRAL_ROOTS_MAX + 1];
+	struct exetrust trust;
+	const char *why;
+	size_t n = 0;
+
+	for (size_t i = 0; i < sb->nroots && n < CORRAL_ROOTS_MAX; i++)
+		excluded[n++] = sb->roots[i];
+	excluded[n++] = sb->home;
+	if (exetrust_load(&trust, sb->init_pid, excluded, n, &why) == -1)
+		return reason_set(err, "cannot tell which executables binary rules may match: %s",
+		    why);
+	if (proxy_tenant_set_exetrust(sb->tenant, &trust) == -1)
+		return reason_set(err, "out of memory");
+	return 0;
+}
+
 /* The sandbox's proxy: its policy (taken, whatever happens), its
  * identification (the diag socket, taken), its three listeners on the
  * gateway, clients only from the sandbox's own address. */
@@ -481,11 +505,14 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 		return -1;
 	}
 	proxy_tenant_set_identity(sb->tenant, b->diag_fd, b->map_fd, boundary, 1);
+	b->diag_fd = -1;
+	if (sandbox_exetrust(sb, err) == -1)
+		return -1;
 	/* The tenant takes every descriptor, also when one is refused. */
 	rc = proxy_tenant_adopt_connect(sb->tenant, b->connect_fd, cl, 32);
 	rc |= proxy_tenant_adopt_transparent(sb->tenant, b->transparent_fd, cl, 32);
 	rc |= proxy_tenant_adopt_dns(sb->tenant, b->dns_udp_fd, b->dns_tcp_fd, cl, 32);
-	b->diag_fd = b->connect_fd = b->transparent_fd = b->dns_udp_fd = b->dns_tcp_fd = -1;
+	b->connect_fd = b->transparent_fd = b->dns_udp_fd = b->dns_tcp_fd = -1;
 	if (rc != 0)
 		reason_set(err, "cannot serve the sandbox's gateway: %s", strerror(errno));
 	return rc != 0 ? -1 : 0;

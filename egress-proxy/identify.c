@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <linux/inet_diag.h>
@@ -21,12 +22,14 @@
 #include <bpf/bpf.h>
 
 #include "common/proc.h"
+#include "egress-proxy/exetrust.h"
 #include "egress-proxy/identify.h"
 
 #define IDENTIFY_DIAG_REPLY_MAX_BYTES 8192      /* one inet_diag_msg and its netlink header */
 #define IDENTIFY_DIAG_STALE_MAX 8               /* old replies skipped before giving up */
 #define IDENTIFY_PROC_PATH_BYTES 32             /* "/proc/" and a pid */
 #define IDENTIFY_NS_PER_S 1000000000ull
+#define IDENTIFY_ACL_XATTR "system.posix_acl_access"
 /* The kernel's dev_t: 12 bits of major above 20 bits of minor. */
 #define IDENTIFY_KDEV_MINOR_BITS 20
 #define IDENTIFY_KDEV_MINOR_MASK ((1u << IDENTIFY_KDEV_MINOR_BITS) - 1)
@@ -195,18 +198,41 @@ identify_dev(uint32_t kdev)
 	return makedev(kdev >> IDENTIFY_KDEV_MINOR_BITS, kdev & IDENTIFY_KDEV_MINOR_MASK);
 }
 
+/* Whether a binary-scoped entry may match the executable STATX describes
+ * (reached by LINK): always without TRUST (the host's own processes), else
+ * as exetrust_allows() judges, the ACL read only when the rest allows. */
+static bool
+identify_exe_trusted(const struct exetrust *trust, const char *link, const struct statx *sx)
+{
+	struct exetrust_file f = { .mnt_id = (uint32_t)sx->stx_mnt_id, .uid = sx->stx_uid,
+	    .mode = sx->stx_mode };
+
+	if (trust == NULL)
+		return true;
+	if ((sx->stx_mask & STATX_MNT_ID) == 0)
+		return false;
+	if (!exetrust_allows(trust, &f))
+		return false;
+	/* An ACL may grant the user what the mode bits do not; one that
+	 * cannot be read counts as there. */
+	f.acl = getxattr(link, IDENTIFY_ACL_XATTR, NULL, 0) >= 0 ||
+	    (errno != ENODATA && errno != ENOTSUP);
+	return !f.acl;
+}
+
 /* Appends PID's executable's path to OUT->text and sets *PATH to it, if
- * that executable is still the file DEV and INO recorded at connect time.
- * The path is read before the inode is checked: an exec in between shows
- * as a changed inode, never as the old inode with a new path. */
+ * that executable is still the file DEV and INO recorded at connect time;
+ * *WRITABLE says whether the sandbox could have written it (TRUST). The
+ * path is read before the inode is checked: an exec in between shows as a
+ * changed inode, never as the old inode with a new path. */
 static enum identify_err
-identify_read_exe(pid_t pid, uint32_t dev, uint64_t ino, struct identify_owner *out,
-    size_t *used, const char **path)
+identify_read_exe(pid_t pid, uint32_t dev, uint64_t ino, const struct exetrust *trust,
+    struct identify_owner *out, size_t *used, const char **path, bool *writable)
 {
 	char link[IDENTIFY_PROC_PATH_BYTES];
 	size_t room = sizeof(out->text) - *used;
 	char *dst = out->text + *used;
-	struct stat st;
+	struct statx sx;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%ld/exe", (long)pid);
@@ -215,13 +241,15 @@ identify_read_exe(pid_t pid, uint32_t dev, uint64_t ino, struct identify_owner *
 		return errno == ENOENT || errno == ESRCH ? IDENTIFY_ERR_GONE : IDENTIFY_ERR_SYSTEM;
 	if ((size_t)n >= room)
 		return IDENTIFY_ERR_TOO_LONG;
-	if (stat(link, &st) != 0)
+	if (statx(AT_FDCWD, link, 0, STATX_BASIC_STATS | STATX_MNT_ID, &sx) != 0)
 		return errno == ENOENT || errno == ESRCH ? IDENTIFY_ERR_GONE : IDENTIFY_ERR_SYSTEM;
-	if (ino == 0 || st.st_ino != (ino_t)ino || st.st_dev != identify_dev(dev))
+	if (ino == 0 || sx.stx_ino != ino ||
+	    makedev(sx.stx_dev_major, sx.stx_dev_minor) != identify_dev(dev))
 		return IDENTIFY_ERR_EXECED;
 	dst[n] = '\0';
 	*used += (size_t)n + 1;
 	*path = dst;
+	*writable = !identify_exe_trusted(trust, link, &sx);
 	return IDENTIFY_OK;
 }
 
@@ -241,7 +269,8 @@ identify_record_ticks(const struct identify_record *rec)
  * check and the exe check its pid could only be reused by a process of the
  * same executable (the inode is checked), so the answer's binary holds. */
 static enum identify_err
-identify_owner_fill(const struct identify_record *rec, struct identify_owner *out, size_t *used)
+identify_owner_fill(const struct identify_record *rec, const struct exetrust *trust,
+    struct identify_owner *out, size_t *used)
 {
 	uint64_t start;
 	enum identify_err e;
@@ -256,7 +285,8 @@ identify_owner_fill(const struct identify_record *rec, struct identify_owner *ou
 		return errno == ENOENT || errno == ESRCH ? IDENTIFY_ERR_GONE : IDENTIFY_ERR_SYSTEM;
 	if (start != identify_record_ticks(rec))
 		return IDENTIFY_ERR_REUSED;
-	e = identify_read_exe(out->pid, rec->exe_dev, rec->exe_ino, out, used, &out->exe);
+	e = identify_read_exe(out->pid, rec->exe_dev, rec->exe_ino, trust, out, used, &out->exe,
+	    &out->exe_writable);
 	if (e != IDENTIFY_OK)
 		return e;
 	out->start_time = start;
@@ -284,7 +314,7 @@ identify_is_boundary(const struct identify_boundary *b, pid_t pid)
  * closed; only a text overflow is an error. */
 static enum identify_err
 identify_ancestors_fill(const struct identify_record *rec, const struct identify_boundary *b,
-    struct identify_owner *out, size_t *used)
+    const struct exetrust *trust, struct identify_owner *out, size_t *used)
 {
 	const struct identify_link *l;
 	enum identify_err e;
@@ -294,8 +324,8 @@ identify_ancestors_fill(const struct identify_record *rec, const struct identify
 		l = &rec->ancestors[i];
 		if (identify_is_boundary(b, (pid_t)l->tgid))
 			return IDENTIFY_OK;
-		e = identify_read_exe((pid_t)l->tgid, l->exe_dev, l->exe_ino, out, used,
-		    &out->ancestors[out->n_ancestors]);
+		e = identify_read_exe((pid_t)l->tgid, l->exe_dev, l->exe_ino, trust, out, used,
+		    &out->ancestors[out->n_ancestors], &out->ancestor_writable[out->n_ancestors]);
 		if (e == IDENTIFY_ERR_TOO_LONG)
 			return e;
 		if (e != IDENTIFY_OK) {
@@ -319,7 +349,8 @@ identify_tuple_ok(const struct identify_tuple *t)
 
 enum identify_err
 identify_lookup(int diag_fd, int map_fd, const struct identify_tuple *tuple,
-    const struct identify_boundary *boundary, struct identify_owner *out)
+    const struct identify_boundary *boundary, const struct exetrust *trust,
+    struct identify_owner *out)
 {
 	struct identify_record rec;
 	enum identify_err e;
@@ -334,8 +365,8 @@ identify_lookup(int diag_fd, int map_fd, const struct identify_tuple *tuple,
 		return e;
 	if (bpf_map_lookup_elem(map_fd, &cookie, &rec) != 0)
 		return errno == ENOENT ? IDENTIFY_ERR_NO_RECORD : IDENTIFY_ERR_SYSTEM;
-	e = identify_owner_fill(&rec, out, &used);
+	e = identify_owner_fill(&rec, trust, out, &used);
 	if (e != IDENTIFY_OK)
 		return e;
-	return identify_ancestors_fill(&rec, boundary, out, &used);
+	return identify_ancestors_fill(&rec, boundary, trust, out, &used);
 }

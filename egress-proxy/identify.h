@@ -72,9 +72,11 @@ struct identify_owner {
 	dev_t exe_dev;                  /* the executable's device and inode */
 	ino_t exe_ino;
 	const char *exe;                /* the executable's path */
+	bool exe_writable;              /* the sandbox can or could have written it */
 	size_t n_ancestors;
 	pid_t ancestor_pids[IDENTIFY_ANCESTORS_MAX];    /* parent first */
 	const char *ancestors[IDENTIFY_ANCESTORS_MAX];  /* their executables' paths */
+	bool ancestor_writable[IDENTIFY_ANCESTORS_MAX]; /* ... each like exe_writable */
 	bool ancestors_truncated;       /* stopped at the cap, or at a parent gone or changed */
 	char text[IDENTIFY_TEXT_MAX_BYTES];
 };
@@ -87,11 +89,16 @@ struct identify_boundary {
 	pid_t pids[IDENTIFY_BOUNDARIES_MAX];
 };
 
+struct exetrust;
 /* Finds who connected the client end of TUPLE: asks inet_diag through
  * DIAG_FD for its cookie, looks the cookie up in MAP_FD, checks that the
  * recorded process still runs with the recorded start time and executable,
- * and fills OUT. Not thread-safe (one caller per DIAG_FD). */
+ * and fills OUT. Each executable is judged by TRUST (exetrust.h), from the
+ * same statx that checks its inode; with TRUST NULL (the host's own
+ * processes) none is marked writable. Not thread-safe (one caller per
+ * DIAG_FD). */
 enum identify_err identify_lookup(int diag_fd, int map_fd, const struct identify_tuple *tuple,
-    const struct identify_boundary *boundary, struct identify_owner *out);
+    const struct identify_boundary *boundary, const struct exetrust *trust,
+    struct identify_owner *out);
 
 #endif

@@ -50,6 +50,7 @@ struct proxy_tenant {
 	int diag_fd;                            /* identification: -1 when off */
 	int map_fd;
 	struct identify_boundary boundary;
+	struct exetrust *trust;                 /* what binary rules may match; NULL: host mode */
 	struct session *sessions;               /* every open connection */
 	unsigned tunnels;
 	struct proxy_tenant *next;

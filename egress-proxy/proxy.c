@@ -17,6 +17,7 @@
 #include "common/timeutil.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/dnsstub.h"
+#include "egress-proxy/exetrust.h"
 #include "egress-proxy/http.h"
 #include "egress-proxy/namemap.h"
 #include "egress-proxy/proxy-int.h"
@@ -201,6 +202,7 @@ proxy_tenant_free(struct proxy_tenant *t)
 	denial_ring_free(t->denials);
 	if (t->diag_fd != -1)
 		close(t->diag_fd);
+	free(t->trust);
 	free(t->name);
 	free(t->session_id);
 	free(t->agent);
@@ -424,6 +426,19 @@ proxy_tenant_set_identity(struct proxy_tenant *t, int diag_fd, int map_fd,
 	t->boundary.n = nboundary;
 	if (nboundary > 0)
 		memcpy(t->boundary.pids, boundary, nboundary * sizeof(*boundary));
+}
+
+int
+proxy_tenant_set_exetrust(struct proxy_tenant *t, const struct exetrust *trust)
+{
+	struct exetrust *copy = malloc(sizeof(*copy));
+
+	if (copy == NULL)
+		return -1;
+	*copy = *trust;
+	free(t->trust);
+	t->trust = copy;
+	return 0;
 }
 
 int

@@ -113,6 +113,12 @@ int proxy_tenant_adopt_dns(struct proxy_tenant *t, int udp_fd, int tcp_fd,
  * owned), BOUNDARY the pids where ancestors stop (corral-init, the shell). */
 void proxy_tenant_set_identity(struct proxy_tenant *t, int diag_fd, int map_fd,
     const pid_t *boundary, size_t nboundary);
+struct exetrust;
+/* Lets T's binary-scoped entries match only the executables TRUST allows
+ * (a copy is taken; exetrust.h). A sandbox's tenant is given one before it
+ * serves; one without (the host's processes) matches by path alone. -1
+ * when out of memory (nothing changed). */
+int proxy_tenant_set_exetrust(struct proxy_tenant *t, const struct exetrust *trust);
 
 /* Swaps T's policy for NEXT (owned from now on; already validated) at
  * once: connections decided from now on use it. With CLOSE_REVOKED, open

@@ -765,9 +765,27 @@ session_client_tuple(struct session *s, struct identify_tuple *tuple)
 	return getsockname(s->client_fd, (struct sockaddr *)&tuple->remote, &len);
 }
 
+/* The executables of O a binary-scoped entry may match, into CHAIN (the
+ * process's, then its ancestors'): all of them, or with TRUSTED_ONLY those
+ * the sandbox cannot have written. Returns how many. */
+static size_t
+session_binary_chain(const struct identify_owner *o, bool trusted_only, const char **chain)
+{
+	size_t n = 0;
+
+	if (!trusted_only || !o->exe_writable)
+		chain[n++] = o->exe;
+	for (size_t i = 0; i < o->n_ancestors; i++)
+		if (!trusted_only || !o->ancestor_writable[i])
+			chain[n++] = o->ancestors[i];
+	return n;
+}
+
 /* Every entry naming the endpoint is scoped to binaries: asks which
  * process opened the client's socket (its executable and its ancestors')
- * and judges again with them. *REASON says why when it refuses. */
+ * and judges again with those the sandbox cannot have written. *REASON
+ * says why when it refuses: "binary_writable" when a writable copy is
+ * what would have matched. */
 static enum policy_verdict
 session_decide_by_binary(struct session *s, struct policy_match *m, const char **reason)
 {
@@ -776,17 +794,23 @@ session_decide_by_binary(struct session *s, struct policy_match *m, const char *
 	const char *chain[1 + IDENTIFY_ANCESTORS_MAX];
 	struct identify_tuple tuple;
 	enum policy_verdict v;
+	size_t n;
 
 	*reason = "binary_not_identified";
 	if (t->diag_fd == -1 || session_client_tuple(s, &tuple) == -1 ||
-	    identify_lookup(t->diag_fd, t->map_fd, &tuple, &t->boundary, o) != IDENTIFY_OK)
+	    identify_lookup(t->diag_fd, t->map_fd, &tuple, &t->boundary, t->trust, o) != IDENTIFY_OK)
 		return POLICY_DENY_BINARY;
-	chain[0] = o->exe;
-	memcpy(chain + 1, o->ancestors, o->n_ancestors * sizeof(chain[0]));
 	s->binary = strdup(o->exe);
 	s->pid = o->pid;
-	v = policy_index_decide(s->gen->index, s->host, s->port, chain, 1 + o->n_ancestors, m);
+	n = session_binary_chain(o, true, chain);
+	v = policy_index_decide(s->gen->index, s->host, s->port, chain, n, m);
 	*reason = policy_verdict_reason(v);
+	if (v == POLICY_DENY_BINARY && n < 1 + o->n_ancestors) {
+		n = session_binary_chain(o, false, chain);
+		if (policy_index_decide(s->gen->index, s->host, s->port, chain, n, NULL) ==
+		    POLICY_ALLOW)
+			*reason = "binary_writable";
+	}
 	return v;
 }
 

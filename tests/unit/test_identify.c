@@ -34,6 +34,7 @@
 
 #include "broker/monitor/bpfload.h"
 #include "common/sock.h"
+#include "egress-proxy/exetrust.h"
 #include "egress-proxy/identify.h"
 
 #define TEST_KIDS_MAX 16
@@ -340,13 +341,20 @@ test_tuple_of(int fd, struct identify_tuple *t)
 }
 
 static enum identify_err
-test_lookup(int fd, pid_t boundary, struct identify_owner *out)
+test_lookup_trusting(int fd, pid_t boundary, const struct exetrust *trust,
+    struct identify_owner *out)
 {
 	struct identify_boundary b = { .n = 1, .pids = { boundary } };
 	struct identify_tuple t;
 
 	test_tuple_of(fd, &t);
-	return identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, &b, out);
+	return identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, &b, trust, out);
+}
+
+static enum identify_err
+test_lookup(int fd, pid_t boundary, struct identify_owner *out)
+{
+	return test_lookup_trusting(fd, boundary, NULL, out);
 }
 
 static void
@@ -380,6 +388,39 @@ test_identifies_the_process_that_connected(void **state)
 	assert_int_equal(o.ancestor_pids[0], sh);
 	test_assert_exe(o.ancestors[0], TEST_SH);
 	assert_false(o.ancestors_truncated);
+	close(fd);
+}
+
+/* The mount id statx gives for PATH. */
+static uint32_t
+test_mount_of(const char *path)
+{
+	struct statx sx;
+
+	assert_int_equal(statx(AT_FDCWD, path, 0, STATX_MNT_ID, &sx), 0);
+	assert_true(sx.stx_mask & STATX_MNT_ID);
+	return (uint32_t)sx.stx_mnt_id;
+}
+
+static void
+test_trust_marks_what_the_user_could_write(void **state)
+{
+	static struct identify_owner o;
+	struct exetrust trusted = { .n = 1 }, elsewhere = { .n = 0 };
+	int fd;
+
+	trusted.mounts[0] = test_mount_of(TEST_PYTHON);
+	test_spawn_sh_python(mode_wait);
+	fd = test_accept(env.listen4);
+	test_read_pid(fd);
+	assert_int_equal(test_lookup_trusting(fd, getpid(), &trusted, &o), IDENTIFY_OK);
+	assert_false(o.exe_writable);
+	assert_int_equal(o.n_ancestors, 1);
+	assert_int_equal(o.ancestor_writable[0], test_mount_of(TEST_SH) != trusted.mounts[0]);
+	assert_int_equal(test_lookup_trusting(fd, getpid(), &elsewhere, &o), IDENTIFY_OK);
+	assert_true(o.exe_writable && o.ancestor_writable[0]);
+	assert_int_equal(test_lookup(fd, getpid(), &o), IDENTIFY_OK);
+	assert_false(o.exe_writable || o.ancestor_writable[0]);
 	close(fd);
 }
 
@@ -465,7 +506,7 @@ test_unknown_tuple_has_no_socket(void **state)
 	l->sin_addr.s_addr = r->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l->sin_port = htons(1);
 	r->sin_port = htons((uint16_t)atoi(env.port4));
-	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, NULL, &o),
 	    IDENTIFY_ERR_NO_SOCKET);
 }
 
@@ -484,7 +525,7 @@ test_listener_is_not_taken_for_a_client(void **state)
 	l->sin_addr.s_addr = r->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l->sin_port = htons((uint16_t)atoi(env.port4));
 	r->sin_port = htons(2);
-	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, NULL, &o),
 	    IDENTIFY_ERR_NO_SOCKET);
 }
 
@@ -613,9 +654,9 @@ test_detach_stops_recording(void **state)
 	fd = test_accept(env.listen4);
 	test_read_pid(fd);
 	test_tuple_of(fd, &t);
-	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(second), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(second), &t, NULL, NULL, &o),
 	    IDENTIFY_ERR_NO_RECORD);
-	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, &o),
+	assert_int_equal(identify_lookup(env.diag_fd, bpfload_map_fd(env.bpf), &t, NULL, NULL, &o),
 	    IDENTIFY_OK);
 	bpfload_close(second);
 	close(fd);
@@ -652,10 +693,10 @@ test_bad_tuple_is_invalid(void **state)
 	memset(&t, 0, sizeof(t));
 	t.local.ss_family = AF_INET;
 	t.remote.ss_family = AF_INET6;
-	assert_int_equal(identify_lookup(-1, -1, &t, NULL, &o), IDENTIFY_ERR_INVALID);
+	assert_int_equal(identify_lookup(-1, -1, &t, NULL, NULL, &o), IDENTIFY_ERR_INVALID);
 	t.local.ss_family = AF_UNIX;
 	t.remote.ss_family = AF_UNIX;
-	assert_int_equal(identify_lookup(-1, -1, &t, NULL, &o), IDENTIFY_ERR_INVALID);
+	assert_int_equal(identify_lookup(-1, -1, &t, NULL, NULL, &o), IDENTIFY_ERR_INVALID);
 }
 
 static void
@@ -691,6 +732,7 @@ main(void)
 	const char *why = test_cannot_run();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_identifies_the_process_that_connected, test_teardown),
+		cmocka_unit_test_teardown(test_trust_marks_what_the_user_could_write, test_teardown),
 		cmocka_unit_test_teardown(test_ancestors_stop_before_the_boundary, test_teardown),
 		cmocka_unit_test_teardown(test_ancestors_stop_at_the_cap, test_teardown),
 		cmocka_unit_test_teardown(test_ipv6_connection_is_identified, test_teardown),
