@@ -11,6 +11,7 @@
 #include "egress-proxy/proxy.h"
 #include "policy/edit.h"
 #include "policy/load.h"
+#include "policy/policy.h"
 #include "policy/render.h"
 
 #define API_DENIALS_MAX DENIAL_RING_DEFAULT_ENTRIES
@@ -95,6 +96,62 @@ api_commit(struct proxy_tenant *t, struct policy *next, bool close_revoked,
 	api_policy_reply(resp, proxy_tenant_policy(t));
 }
 
+/* Swaps the parts of A and B a running sandbox's policy may change: the
+ * network entries and the write guard (and the version they came with). */
+static void
+api_swap_network(struct policy *a, struct policy *b)
+{
+	struct policy t = *a;
+
+	a->version = b->version, b->version = t.version;
+	a->rules = b->rules, b->rules = t.rules;
+	a->nrules = b->nrules, b->nrules = t.nrules;
+	a->has_write_guard = b->has_write_guard, b->has_write_guard = t.has_write_guard;
+	a->write_guard_allowed_root = b->write_guard_allowed_root;
+	b->write_guard_allowed_root = t.write_guard_allowed_root;
+	a->write_guard_deny_reason = b->write_guard_deny_reason;
+	b->write_guard_deny_reason = t.write_guard_deny_reason;
+}
+
+/* True when P's parts fixed at create are those of REF (with REF's own
+ * network part: P is looked at through a shallow copy, never freed). */
+static bool
+api_fixed_equal(const struct policy *p, const struct policy *ref)
+{
+	struct policy view = *p, net = *ref;
+
+	api_swap_network(&view, &net);
+	return policy_equal(&view, ref);
+}
+
+/* What a running sandbox cannot change was applied when it was made: its
+ * file system and Landlock's mode, its user, its Unix sockets. NEXT may
+ * leave those out (it then keeps the ones in force) or repeat them as they
+ * are. Returns the policy to put in force (NEXT is taken), or NULL with the
+ * reason in RESP when NEXT names others: `policy get` must never show what
+ * is not enforced. */
+static struct policy *
+api_keep_fixed(const struct policy *cur, struct policy *next, Corral__Response *resp)
+{
+	struct policy *empty = policy_new(), *merged = NULL;
+
+	if (empty == NULL || (merged = policy_dup(cur)) == NULL) {
+		api_error(resp, WIRE_ERR_INTERNAL, "out of memory; the policy is unchanged");
+	} else if (!api_fixed_equal(next, empty) && !api_fixed_equal(next, cur)) {
+		api_error(resp, WIRE_ERR_INVALID, "filesystem_policy, landlock, process and "
+		    "unix_sockets were fixed when the sandbox was made and cannot change: leave "
+		    "them out, or give them as `corral policy get` shows them; the policy is "
+		    "unchanged");
+		policy_free(merged);
+		merged = NULL;
+	} else {
+		api_swap_network(merged, next);
+	}
+	policy_free(next);
+	policy_free(empty);
+	return merged;
+}
+
 int
 api_policy_set(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp)
@@ -105,8 +162,13 @@ api_policy_set(struct daemon *d, const struct sandbox_caller *caller, const Corr
 
 	if (t == NULL)
 		return 0;
-	if ((next = api_load_policy("<policy set>", ps->content, resp)) != NULL)
-		api_commit(t, next, ps->close_revoked, resp);
+	if ((next = api_load_policy("<policy set>", ps->content, resp)) == NULL)
+		return 0;
+	/* Host mode's proxy has no sandbox: only its network part means anything. */
+	if (sandbox_find(d, ps->sandbox) != NULL &&
+	    (next = api_keep_fixed(proxy_tenant_policy(t), next, resp)) == NULL)
+		return 0;
+	api_commit(t, next, ps->close_revoked, resp);
 	return 0;
 }
 

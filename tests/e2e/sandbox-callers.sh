@@ -108,6 +108,45 @@ check_eq "ctest-a cannot --run-as ctest-b" 1 "$?"
 out=$(as_a sandbox create --root "$fa" --run-as root --name runas-root 2>&1)
 check_eq "nor --run-as root" 1 "$?"
 
+# --- policy set on a running sandbox: what was fixed at create stays, and
+# `policy get` never shows what is not enforced.
+corral_file "$fa/set-uid.yaml" <<YAML
+version: 1
+process:
+  run_as_user: "$UID_B"
+network_policies:
+  web: {endpoints: [{host: example.com, port: 443}], binaries: [{path: "/**"}]}
+YAML
+corral_file "$fa/set-weak.yaml" <<YAML
+version: 1
+filesystem_policy:
+  read_write: [$fa]
+  landlock: {compatibility: best_effort}
+network_policies: {}
+YAML
+corral_file "$fa/set-net.yaml" <<YAML
+version: 1
+network_policies:
+  web: {endpoints: [{host: example.com, port: 443}], binaries: [{path: "/**"}]}
+YAML
+before=$(as_a policy get sa 2>&1)
+out=$(as_a policy set sa "$fa/set-uid.yaml" 2>&1)
+check_eq "policy set naming ctest-b's uid in process is refused" 1 "$?"
+check_contains "and says those sections are fixed" "$out" "were fixed when the sandbox was made"
+out=$(as_a policy set sa "$fa/set-weak.yaml" 2>&1)
+check_eq "policy set with a weaker Landlock mode is refused" 1 "$?"
+out=$(corral policy set sa "$fa/set-weak.yaml" 2>&1)
+check_eq "for root too" 1 "$?"
+check_eq "and the policy in force is unchanged" "$before" "$(as_a policy get sa 2>&1)"
+out=$(as_a policy set sa "$fa/set-net.yaml" 2>&1)
+check_eq "a network-only policy set is taken" 0 "$?"
+after=$(as_a policy get sa 2>&1)
+check_contains "it is in force" "$after" "example.com"
+check_contains "with the file system fixed at create kept" "$after" "$fa"
+check_contains "and the user fixed at create" "$after" "run_as_user: \"$UID_A\""
+printf '%s\n' "$after" | as_a policy set sa - >/dev/null 2>&1
+check_eq "what policy get shows can be set again as it is" 0 "$?"
+
 corral_file "$fa/p-uid.yaml" <<YAML
 version: 1
 process:
