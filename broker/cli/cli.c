@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "broker/cli/cli.h"
+#include "broker/conf.h"
 #include "common/log.h"
 #include "common/visible.h"
+#include "policy/diag.h"
 
 static int cli_help(struct cli *cli, int argc, char **argv);
 static int cli_version(struct cli *cli, int argc, char **argv);
@@ -200,6 +202,37 @@ cli_unknown_verb(int argc, char **argv)
 	return CLI_EXIT_USAGE;
 }
 
+/* The daemon's configuration (--config, CORRAL_CONFIG), when one is named:
+ * the socket and the profiles folder it sets up, where no flag or variable
+ * named them, so that the CLI talks to the daemon that file describes.
+ * *CFG holds the strings. A file named and broken is an error, printed as
+ * the daemon prints it; -1 then. */
+static int
+cli_read_config(struct cli *cli, struct config **cfg)
+{
+	struct policy_diags diags;
+	char *errors;
+	int rc = 0;
+
+	*cfg = NULL;
+	if (cli->config_path == NULL || cli->config_path[0] == '\0')
+		return 0;
+	policy_diags_init(&diags);
+	if (config_load(cli->config_path, true, cfg, &diags) == -1) {
+		errors = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE);
+		fprintf(stderr, "corral: %s", errors != NULL ? errors : "cannot read the configuration\n");
+		free(errors);
+		rc = -1;
+	} else {
+		if (cli->socket_path == NULL || cli->socket_path[0] == '\0')
+			cli->socket_path = (*cfg)->socket;
+		if (cli->profiles_dir == NULL || cli->profiles_dir[0] == '\0')
+			cli->profiles_dir = (*cfg)->profiles_dir;
+	}
+	policy_diags_clear(&diags);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -217,7 +250,8 @@ main(int argc, char **argv)
 		.profiles_dir = getenv("CORRAL_PROFILES_DIR"),
 	};
 	const struct cli_cmd *cmd;
-	int opt, words;
+	struct config *cfg;
+	int opt, words, rc;
 
 	log_init("corral", 1, LOG_LEVEL_WARN);
 	while ((opt = getopt_long(argc, argv, "+h", globals, NULL)) != -1) {
@@ -230,8 +264,6 @@ main(int argc, char **argv)
 		default: cli_print_verbs(stderr); return CLI_EXIT_USAGE;
 		}
 	}
-	if (cli.socket_path == NULL || cli.socket_path[0] == '\0')
-		cli.socket_path = CLI_SOCKET_DEFAULT;
 	argc -= optind;
 	argv += optind;
 	if (argc == 0) {
@@ -240,7 +272,13 @@ main(int argc, char **argv)
 	}
 	if ((cmd = cli_match_verb(argc, argv, &words)) == NULL)
 		return cli_unknown_verb(argc, argv);
+	if (cli_read_config(&cli, &cfg) == -1)
+		return CLI_EXIT_FAILED;
+	if (cli.socket_path == NULL || cli.socket_path[0] == '\0')
+		cli.socket_path = CLI_SOCKET_DEFAULT;
 	/* The verb sees its own name as argv[0], as getopt expects. */
 	optind = 0;
-	return cmd->run(&cli, argc - words + 1, argv + words - 1);
+	rc = cmd->run(&cli, argc - words + 1, argv + words - 1);
+	config_free(cfg);
+	return rc;
 }

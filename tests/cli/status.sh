@@ -41,6 +41,29 @@ check_contains "status names a missing socket" "$out" "Reason: no socket at $tmp
 out=$(CORRAL_SOCKET="$tmp/env.sock" "$corral" status); rc=$?
 check_contains "CORRAL_SOCKET names the socket" "$out" "no socket at $tmp/env.sock"
 
+# --config and CORRAL_CONFIG: the socket and the profiles folder of the
+# daemon's file, where no flag or variable names them.
+mkdir -p "$tmp/profiles"
+printf 'socket: %s\nprofiles_dir: %s\n' "$tmp/conf.sock" "$tmp/profiles" >"$tmp/corrald.yaml"
+out=$("$corral" --config "$tmp/corrald.yaml" status); rc=$?
+check_contains "--config gives the socket" "$out" "no socket at $tmp/conf.sock"
+out=$(CORRAL_CONFIG="$tmp/corrald.yaml" "$corral" status)
+check_contains "so does CORRAL_CONFIG" "$out" "no socket at $tmp/conf.sock"
+out=$(CORRAL_CONFIG="$tmp/corrald.yaml" "$corral" --socket "$tmp/flag.sock" status)
+check_contains "--socket wins over the file" "$out" "no socket at $tmp/flag.sock"
+out=$(CORRAL_CONFIG="$tmp/corrald.yaml" CORRAL_SOCKET="$tmp/env.sock" "$corral" status)
+check_contains "and so does CORRAL_SOCKET" "$out" "no socket at $tmp/env.sock"
+"$corral" --config "$tmp/corrald.yaml" policy render --root /tmp --uid 1000 --gid 1000 \
+	>/dev/null 2>"$tmp/err"; rc=$?
+check_contains "--config gives the profiles folder" "$(cat "$tmp/err")" "$tmp/profiles"
+printf 'socket: relative.sock\n' >"$tmp/bad.yaml"
+"$corral" --config "$tmp/bad.yaml" status >/dev/null 2>"$tmp/err"; rc=$?
+check_eq "a broken --config file exits 1" 1 "$rc"
+check_contains "and its error names the file, line and column" "$(cat "$tmp/err")" "$tmp/bad.yaml:1:"
+"$corral" --config "$tmp/missing.yaml" status >/dev/null 2>"$tmp/err"; rc=$?
+check_eq "a missing --config file exits 1" 1 "$rc"
+check_contains "and is named" "$(cat "$tmp/err")" "$tmp/missing.yaml"
+
 # A stale socket: bound, then its listener gone.
 python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])" "$tmp/stale.sock"
 out=$("$corral" --socket "$tmp/stale.sock" status); rc=$?

@@ -70,7 +70,7 @@ put broker/sandbox.c '#include "broker/monitor/monitor-wire.h"' '#include "broke
 	'#include "egress-proxy/proxy.h"' '#include "policy/load.h"' '#include "broker/exec.h"'
 put broker/monitor/privop.c '#include "broker/monitor/spawn.h"' '#include "policy/name.h"'
 put broker/init/corral-init.c '#include "common/initproto.h"' '#include "broker/init/drop.h"'
-put broker/cli/cli.c '#include "policy/render.h"' '#include "common/wire.h"'
+put broker/cli/cli.c '#include "policy/render.h"' '#include "common/wire.h"' '#include "broker/conf.h"'
 put egress-proxy/proxy.c '#include "policy/index.h"' '#include "egress-proxy/relay.h"'
 put tests/unit/test_x.c '#include "broker/monitor/privop.h"' '#include "broker/sandbox.h"'
 out=$("$check" "$fake" 2>&1)
