@@ -19,12 +19,14 @@
 
 #include <event2/event.h>
 
+#include "broker/checkconf.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
 #include "broker/monitor/monitor.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/ledger.h"
@@ -34,12 +36,14 @@
 #define CORRALD_EXIT_MONITOR_LOST 3     /* the monitor died: restart (and reap) */
 #define CORRALD_LEDGER_FILE "egress.jsonl"
 #define CORRALD_LOCK_WAIT_S 30        /* for an old monitor's teardown */
+#define CORRALD_LOCK_TEXT_BYTES 48      /* "PID START_TICKS\n" */
 
 static void
 corrald_usage(FILE *out)
 {
 	fprintf(out, "usage: corrald [--config FILE] [--foreground] [--socket PATH] "
-	    "[--state-dir DIR] [--log-dir DIR] [--debug]\n");
+	    "[--state-dir DIR] [--log-dir DIR] [--debug]\n"
+	    "       corrald --check-config [FILE]\n");
 }
 
 /* Creates DIR (and its parents) when missing, mode 0750. */
@@ -186,14 +190,48 @@ corrald_give_all(const char *dir, const char *const *names, uid_t uid, gid_t gid
 			corrald_give(path, uid, gid, 0600);
 }
 
+/* The live corrald that holds the lock FD, by what it wrote there: its
+ * broker's pid, and that process's start time (a pid alone may have been
+ * reused). 0 when it is gone: the holder is then its monitor, still
+ * tearing down. */
+static pid_t
+corrald_lock_holder(int fd)
+{
+	char text[CORRALD_LOCK_TEXT_BYTES] = "";
+	unsigned long long start;
+	long pid;
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+	uint64_t live;
+
+	if (n <= 0 || sscanf(text, "%ld %llu", &pid, &start) != 2 || pid <= 0)
+		return 0;
+	return proc_start_time((pid_t)pid, &live) == 0 && live == start ? (pid_t)pid : 0;
+}
+
+/* Writes this process (the broker to be) into the lock file FD. */
+static void
+corrald_lock_mark(int fd)
+{
+	char text[CORRALD_LOCK_TEXT_BYTES];
+	uint64_t start = 0;
+	int n;
+
+	(void)proc_start_time(getpid(), &start);
+	n = snprintf(text, sizeof(text), "%ld %llu\n", (long)getpid(), (unsigned long long)start);
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, text, (size_t)n, 0) != n)
+		log_warnx("cannot write this daemon's pid into its lock file");
+}
+
 /* One daemon per state folder: the lock lives in root's <state>/sandboxes
  * and is held by the monitor until its teardown is over, so a new start
- * never races an old monitor removing the fence or the socket. The
- * descriptor, for the monitor to keep. */
+ * never races an old monitor removing the fence or the socket. Another
+ * corrald that still runs is named at once; only an old monitor whose
+ * broker is gone is waited for. The descriptor, for the monitor to keep. */
 static int
 corrald_lock(const char *state_dir)
 {
 	char path[4096];
+	pid_t holder;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/sandboxes", state_dir);
@@ -203,13 +241,19 @@ corrald_lock(const char *state_dir)
 	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1)
 		fatal("cannot open %s", path);
 	for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) == -1; waited++) {
-		if (errno != EWOULDBLOCK || waited == CORRALD_LOCK_WAIT_S)
+		if (errno != EWOULDBLOCK)
+			fatal("cannot lock %s", path);
+		if ((holder = corrald_lock_holder(fd)) != 0)
+			fatalx("another corrald (pid %ld) uses the state folder %s", (long)holder,
+			    state_dir);
+		if (waited == CORRALD_LOCK_WAIT_S)
 			fatalx("another corrald uses the state folder %s (its monitor holds %s)",
 			    state_dir, path);
 		if (waited == 0)
 			log_info("waiting for the previous corrald's monitor to finish");
 		sleep(1);
 	}
+	corrald_lock_mark(fd);
 	return fd;
 }
 
@@ -371,6 +415,7 @@ main(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "log-dir", required_argument, NULL, 'L' },
 		{ "debug", no_argument, NULL, 'd' },
+		{ "check-config", no_argument, NULL, 'C' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -378,7 +423,7 @@ main(int argc, char **argv)
 	const char *config_path = NULL, *socket_path = NULL, *state_dir = NULL, *log_dir = NULL;
 	struct daemon d = { 0 };
 	struct event *sigevs[4];
-	bool foreground = false, debug = false;
+	bool foreground = false, debug = false, check_config = false;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -389,11 +434,15 @@ main(int argc, char **argv)
 		case 'S': state_dir = optarg; break;
 		case 'L': log_dir = optarg; break;
 		case 'd': debug = true; break;
+		case 'C': check_config = true; break;
 		case 'V': printf("corrald %s\n", PACKAGE_VERSION); return 0;
 		case 'h': corrald_usage(stdout); return 0;
 		default: corrald_usage(stderr); return 2;
 		}
 	}
+	/* --check-config [FILE]: loads what a start would, starts nothing. */
+	if (check_config && argc - optind <= 1)
+		return checkconf_run(optind < argc ? argv[optind] : config_path, stdout, stderr);
 	if (optind != argc) {
 		corrald_usage(stderr);
 		return 2;

@@ -84,4 +84,14 @@ check_contains "it reaped the leftovers" "$log" "reaped"
 check "the home is gone" test ! -e "$home"
 check "the cgroup is gone" test ! -e "$cg"
 
+# A second corrald on the same state folder is told at once who holds it.
+start=$(date +%s)
+out=$(tb_exec_host timeout 20 "$top_builddir/corrald" --foreground --config "$TB_DIR/corrald.yaml" 2>&1)
+rc=$?
+check_eq "a second corrald on the same state folder exits 1" 1 "$rc"
+check_contains "and names the running one's pid" "$out" \
+	"another corrald (pid $(tb_pid corrald2)) uses the state folder $TB_DIR/state"
+[ $(($(date +%s) - start)) -le 3 ]; tap_result $? "at once, not after a wait"
+check "the running one still answers" corral status
+
 tap_done
