@@ -32,6 +32,8 @@
 #define DNSSTUB_UDP_IN_MAX_BYTES 4096                   /* a larger datagram is dropped */
 #define DNSSTUB_ACCEPT_BACKOFF_MS 100                   /* pause of accept after EMFILE */
 #define DNSSTUB_REFUSED_REASON "dns_name_not_allowed"
+#define DNSSTUB_OWN_ADDRESS { 127, 0, 1, 1 }     /* the sandbox's own name, as Debian maps it */
+#define DNSSTUB_OWN_TTL_S 300
 
 struct stub_conn;
 
@@ -423,14 +425,46 @@ stub_resolve(struct stub_query *sq)
 		sq->conn->query = sq;
 }
 
+/* True when SQ asks for the sandbox's own host name (the sandbox's name,
+ * one label): programs look themselves up (git does at every commit), and
+ * a host's /etc/hosts, which the sandbox sees, does not name it. */
+static bool
+stub_is_own_name(const struct stub_query *sq)
+{
+	const struct proxy_tenant *t = sq->stub->tenant;
+
+	return !t->host_mode && t->name != NULL && strcmp(sq->host, t->name) == 0;
+}
+
+/* Answers the sandbox's own name as Debian's /etc/hosts does, with
+ * DNSSTUB_OWN_ADDRESS (loopback, inside the sandbox), unrecorded: it
+ * leaves the sandbox for nothing, so it is no refusal to report. */
+static void
+stub_answer_own_name(struct stub_query *sq)
+{
+	static const uint8_t own[1][4] = { DNSSTUB_OWN_ADDRESS };
+
+	if (sq->q.qtype == DNS_TYPE_A)
+		stub_answer_a(sq, own, 1, DNSSTUB_OWN_TTL_S);
+	else
+		stub_answer_rcode(sq, DNS_RCODE_NOERROR);
+}
+
 /* Judges the parsed query SQ by the tenant's current policy. */
 static void
 stub_judge(struct stub_query *sq)
 {
 	/* A name that needed escapes, or does not normalize (an address
 	 * literal, the root), is no host name any entry could allow. */
-	if (!sq->q.name_is_hostname || match_host_normalize(sq->q.name, sq->host) != MATCH_OK ||
-	    !policy_index_name_allowed(sq->gen->index, sq->host)) {
+	if (!sq->q.name_is_hostname || match_host_normalize(sq->q.name, sq->host) != MATCH_OK) {
+		stub_refuse(sq);
+		return;
+	}
+	if (stub_is_own_name(sq)) {
+		stub_answer_own_name(sq);
+		return;
+	}
+	if (!policy_index_name_allowed(sq->gen->index, sq->host)) {
 		stub_refuse(sq);
 		return;
 	}

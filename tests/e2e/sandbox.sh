@@ -107,8 +107,13 @@ check_eq "under strict, example.com is refused (http code 000)" 000 "$code"
 code=$(corral exec t1 -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
 	-w '%{http_code}' https://api.github.com/zen 2>/dev/null)
 check_eq "under strict, api.github.com answers 200" 200 "$code"
+out=$(corral exec t1 -- getent hosts t1 2>&1)
+check_eq "the sandbox's own name resolves inside, as on a Debian host" "127.0.1.1       t1" "$out"
 out=$(corral denials t1 --since 1m --json)
 check_contains "denials list the sandbox's refusal" "$out" '"host":"example.com","port":443'
+check_lacks "but not the sandbox's own name: no false alarm" "$out" '"host":"t1"'
+corral_ledger_has event=dns sandbox=t1 host=t1
+check_eq "nor does the ledger" 1 $?
 out=$(corral logs t1 --denied --json)
 check_contains "logs --denied gives the sandbox's refused connection" "$out" '"host":"example.com"'
 check_lacks "and no allowed one" "$out" '"decision":"allow"'
@@ -163,15 +168,16 @@ check_eq "a second daemon (another state folder) leaves the first's sandbox runn
 	"hello from the workspace" "$out"
 tb_stop second
 
-# The same state folder: one daemon at a time (the monitor holds its lock).
+# The same state folder: one daemon at a time (the monitor holds its lock,
+# and the lock file names the running daemon).
 sed -e "s|$TB_DIR/corrald.sock|$TB_DIR/third.sock|" \
 	-e "s|listen: 127.0.0.1:.*|listen: 127.0.0.1:$(tb_free_port)|" \
 	"$TB_DIR/corrald.yaml" >"$TB_DIR/third.yaml"
 out=$(tb_exec_host env CORRAL_INIT="$top_builddir/corral-init" timeout 3 \
 	nsenter --mount="/proc/$$/ns/mnt" "$top_builddir/corrald" --foreground \
 	--config "$TB_DIR/third.yaml" 2>&1)
-check_contains "a daemon on a state folder in use waits for its lock" "$out" \
-	"waiting for the previous corrald's monitor to finish"
+check_contains "a daemon on a state folder in use is refused at once, told who holds it" \
+	"$out" "another corrald (pid $(tb_pid corrald)) uses the state folder"
 [ ! -e "$TB_DIR/third.sock" ]; tap_result $? "and serves nothing meanwhile"
 out=$(corral exec t1 -- cat hello.txt)
 check_eq "while the first daemon goes on" "hello from the workspace" "$out"
