@@ -32,14 +32,15 @@ struct denial_ring *denial_ring_new(size_t entries);
 void denial_ring_free(struct denial_ring *r);
 
 /* Records a refusal at TS_US (NULL texts are ""). A refusal equal in host,
- * port, binary and reason (as cut) to the newest entry is merged into it:
- * count goes up (stopping at UINT32_MAX), ts_us and pid become this one's. */
+ * port, binary and reason (as cut) to the newest entry is merged into it,
+ * its time kept: count goes up, ts_us and pid become this one's. */
 void denial_ring_add(struct denial_ring *r, int64_t ts_us, const char *host, uint16_t port,
     const char *binary, int64_t pid, const char *reason);
 
-/* Copies into OUT (up to MAX entries, oldest first) the entries whose
- * latest occurrence is at or after SINCE_US; returns how many. When more
- * than MAX match, the newest MAX are given. */
+/* Copies into OUT (up to MAX entries, oldest first) the refusals at or
+ * after SINCE_US, equal ones in a row as one entry: count is exactly how
+ * many happened since then, first_ts_us the first of them. Returns how
+ * many entries. When more than MAX match, the newest MAX are given. */
 size_t denial_ring_since(const struct denial_ring *r, int64_t since_us, struct denial *out,
     size_t max);
 

@@ -128,15 +128,40 @@ test_since_includes_the_boundary_and_excludes_before(void **state)
 }
 
 static void
-test_since_matches_a_merged_entry_by_its_latest_time(void **state)
+test_since_counts_only_what_happened_since(void **state)
 {
 	struct denial_ring *r = *state;
 	struct denial out[TEST_OUT_MAX];
 
 	denial_ring_add(r, 1000, "a.example", 443, NULL, -1, "r");
+	denial_ring_add(r, 2000, "a.example", 443, NULL, -1, "r");
+	denial_ring_add(r, 3000, "a.example", 443, NULL, -1, "r");
 	denial_ring_add(r, 5000, "a.example", 443, NULL, -1, "r");
 	assert_int_equal(denial_ring_since(r, 4000, out, TEST_OUT_MAX), 1);
-	assert_int_equal(out[0].count, 2);
+	assert_int_equal(out[0].count, 1);
+	assert_int_equal(out[0].first_ts_us, 5000);
+	assert_int_equal(denial_ring_since(r, 2000, out, TEST_OUT_MAX), 1);
+	assert_int_equal(out[0].count, 3);
+	assert_int_equal(out[0].first_ts_us, 2000);
+	assert_int_equal(out[0].ts_us, 5000);
+}
+
+static void
+test_a_long_run_of_repeats_is_counted_whole(void **state)
+{
+	struct denial_ring *r = *state;
+	struct denial out[TEST_OUT_MAX];
+
+	/* More repeats than one entry holds times for: they take several
+	 * entries, and are answered as one. */
+	for (int i = 0; i < 100; i++)
+		denial_ring_add(r, 10 + i, "a.example", 443, NULL, i, "r");
+	assert_int_equal(all(r, out), 1);
+	assert_int_equal(out[0].count, 100);
+	assert_int_equal(out[0].first_ts_us, 10);
+	assert_int_equal(out[0].pid, 99);
+	assert_int_equal(denial_ring_since(r, 60, out, TEST_OUT_MAX), 1);
+	assert_int_equal(out[0].count, 50);
 }
 
 static void
@@ -248,7 +273,8 @@ main(void)
 		RING_TEST(test_only_the_newest_entry_absorbs_a_repeat),
 		RING_TEST(test_wraparound_keeps_the_newest_entries),
 		RING_TEST(test_since_includes_the_boundary_and_excludes_before),
-		RING_TEST(test_since_matches_a_merged_entry_by_its_latest_time),
+		RING_TEST(test_since_counts_only_what_happened_since),
+		RING_TEST(test_a_long_run_of_repeats_is_counted_whole),
 		RING_TEST(test_since_with_small_max_answers_the_newest_oldest_first),
 		RING_TEST(test_empty_ring_answers_nothing),
 		RING_TEST(test_null_texts_are_empty),
