@@ -89,6 +89,7 @@ static void session_on_transparent_read(struct session *s);
 static void session_on_sniff(struct session *s);
 static void session_on_connected(struct session *s);
 static void session_name_from_dns(struct session *s);
+static const struct identify_owner *session_identify(struct session *s);
 
 struct session *
 session_next(const struct session *s)
@@ -147,6 +148,17 @@ session_format_ipv4(const uint8_t bytes[4], char *out)
 		*p++ = (char)('0' + v % 10);
 		*p++ = i < 3 ? '.' : '\0';
 	}
+}
+
+/* Sets S's ip (the ledger's) to the address SA, an AF_INET or AF_INET6 one. */
+static void
+session_set_ip(struct session *s, const struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET)
+		session_format_ipv4((const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr, s->ip);
+	else if (sa->ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, s->ip,
+		    sizeof(s->ip));
 }
 
 static void
@@ -266,19 +278,29 @@ session_reply_and_close(struct session *s, const char *reply, int len, const cha
 	session_close(s, reason);
 }
 
+/* The deny record of S, with who was refused (for the auditor and the
+ * agent): identification is paid on refusals too, tens of microseconds. */
+static void
+session_record_refusal(struct session *s, const char *reason)
+{
+	struct ledger_record rec;
+
+	if (s->binary == NULL)
+		(void)session_identify(s);
+	session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
+	rec.decision = LEDGER_DECISION_DENY;
+	rec.reason = reason;
+	ledger_write(session_proxy(s)->ledger, &rec);
+}
+
 /* Refuses S by policy: a deny record, a denial, a 403 that says why. */
 static void
 session_deny(struct session *s, const char *reason)
 {
-	struct proxy *p = session_proxy(s);
-	struct ledger_record rec;
 	char reply[REPLY_MAX_BYTES];
 	int len;
 
-	session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
-	rec.decision = LEDGER_DECISION_DENY;
-	rec.reason = reason;
-	ledger_write(p->ledger, &rec);
+	session_record_refusal(s, reason);
 	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, s->binary,
 	    s->binary != NULL ? s->pid : -1, reason);
 	len = reply_forbidden(reply, sizeof(reply), s->host, s->port, s->binary, reason,
@@ -291,15 +313,10 @@ static void
 session_fail(struct session *s, int status, const char *reason)
 {
 	char reply[REPLY_MAX_BYTES];
-	struct ledger_record rec;
 	int len;
 
-	if (!s->recorded_allow) {
-		session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
-		rec.decision = LEDGER_DECISION_DENY;
-		rec.reason = reason;
-		ledger_write(session_proxy(s)->ledger, &rec);
-	}
+	if (!s->recorded_allow)
+		session_record_refusal(s, reason);
 	len = reply_error(reply, sizeof(reply), status, reason);
 	session_reply_and_close(s, reply, len, reason);
 }
@@ -701,18 +718,17 @@ session_on_addresses(struct session *s, const struct resolve_result *res)
 		}
 	}
 	if (!addr_verdict_allowed(v)) {
+		/* The ledger names the address refused (the last one judged). */
+		if (res->naddrs > 0)
+			session_set_ip(s, &res->addrs[res->naddrs - 1]);
 		session_deny(s, addr_verdict_reason(v));
 		return;
 	}
-	if (s->upstream.ss_family == AF_INET) {
+	session_set_ip(s, &s->upstream);
+	if (s->upstream.ss_family == AF_INET)
 		((struct sockaddr_in *)&s->upstream)->sin_port = htons(s->port);
-		session_format_ipv4((const uint8_t *)&((struct sockaddr_in *)&s->upstream)->sin_addr,
-		    s->ip);
-	} else {
+	else
 		((struct sockaddr_in6 *)&s->upstream)->sin6_port = htons(s->port);
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&s->upstream)->sin6_addr, s->ip,
-		    sizeof(s->ip));
-	}
 	session_dial(s);
 }
 
@@ -781,27 +797,40 @@ session_binary_chain(const struct identify_owner *o, bool trusted_only, const ch
 	return n;
 }
 
-/* Every entry naming the endpoint is scoped to binaries: asks which
- * process opened the client's socket (its executable and its ancestors')
- * and judges again with those the sandbox cannot have written. *REASON
- * says why when it refuses: "binary_writable" when a writable copy is
- * what would have matched. */
-static enum policy_verdict
-session_decide_by_binary(struct session *s, struct policy_match *m, const char **reason)
+/* Asks which process opened the client's socket (its executable and its
+ * ancestors'), and keeps its binary and pid for the ledger; NULL when it
+ * cannot be told. The answer lives in the proxy's scratch until the next. */
+static const struct identify_owner *
+session_identify(struct session *s)
 {
 	struct proxy_tenant *t = s->tenant;
 	struct identify_owner *o = session_proxy(s)->owner;
-	const char *chain[1 + IDENTIFY_ANCESTORS_MAX];
 	struct identify_tuple tuple;
+
+	if (t->diag_fd == -1 || session_client_tuple(s, &tuple) == -1 ||
+	    identify_lookup(t->diag_fd, t->map_fd, &tuple, &t->boundary, t->trust, o) != IDENTIFY_OK)
+		return NULL;
+	free(s->binary);
+	s->binary = strdup(o->exe);
+	s->pid = o->pid;
+	return o;
+}
+
+/* Every entry naming the endpoint is scoped to binaries: identifies the
+ * process and judges again with the executables the sandbox cannot have
+ * written. *REASON says why when it refuses: "binary_writable" when a
+ * writable copy is what would have matched. */
+static enum policy_verdict
+session_decide_by_binary(struct session *s, struct policy_match *m, const char **reason)
+{
+	const char *chain[1 + IDENTIFY_ANCESTORS_MAX];
+	const struct identify_owner *o;
 	enum policy_verdict v;
 	size_t n;
 
 	*reason = "binary_not_identified";
-	if (t->diag_fd == -1 || session_client_tuple(s, &tuple) == -1 ||
-	    identify_lookup(t->diag_fd, t->map_fd, &tuple, &t->boundary, t->trust, o) != IDENTIFY_OK)
+	if ((o = session_identify(s)) == NULL)
 		return POLICY_DENY_BINARY;
-	s->binary = strdup(o->exe);
-	s->pid = o->pid;
 	n = session_binary_chain(o, true, chain);
 	v = policy_index_decide(s->gen->index, s->host, s->port, chain, n, m);
 	*reason = policy_verdict_reason(v);
@@ -872,7 +901,9 @@ session_on_head(struct session *s)
 	s->port = req->port;
 	s->mode = req->method == HTTP_METHOD_CONNECT ? LEDGER_MODE_CONNECT : LEDGER_MODE_FORWARD;
 	if (req->kind != HTTP_TARGET_NAME) {
-		/* Policies name hosts; an address literal could be anything. */
+		/* Policies name hosts; an address literal could be anything. The
+		 * parser wrote it normalized, as the ledger's ip says addresses. */
+		snprintf(s->ip, sizeof(s->ip), "%s", req->host);
 		session_deny(s, "ip_literal_not_allowed");
 		return;
 	}
@@ -1043,6 +1074,9 @@ session_original_dst(struct session *s)
 
 	if (getsockopt(s->client_fd, level, SO_ORIGINAL_DST, &s->orig, &len) == -1)
 		return -1;
+	/* Until the proxy dials an address of its own, the ledger's ip is
+	 * the one the sandbox dialled. */
+	session_set_ip(s, &s->orig);
 	s->port = ntohs(s->orig.ss_family == AF_INET ?
 	    ((struct sockaddr_in *)&s->orig)->sin_port :
 	    ((struct sockaddr_in6 *)&s->orig)->sin6_port);

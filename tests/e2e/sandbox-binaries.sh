@@ -111,6 +111,28 @@ corral_ledger_has event=connect sandbox=sb host=pypi.org decision=allow binary=/
 check_eq "and the venv's linked python3 allowed, as the system's interpreter" 0 $?
 out=$(corral denials sb --json)
 check_contains "denials give the reason" "$out" '"reason":"binary_writable"'
+
+# Who and where, on every refusal: a refusal by host name names the binary
+# and its pid; one of an address names the address.
+corral exec sb -- /usr/bin/curl -sS --max-time 5 --cacert "$ca" https://example.com/ >/dev/null 2>&1
+corral exec sb -- /usr/bin/curl -sS --max-time 5 --cacert "$ca" https://198.18.1.3/ >/dev/null 2>&1
+corral exec sb -- /usr/bin/curl -sS --max-time 5 --noproxy '*' --cacert "$ca" \
+	https://198.18.1.4/ >/dev/null 2>&1
+sleep 0.5
+check "a host refusal names curl and a pid" python3 -c "
+import json, sys
+recs = [r for r in map(json.loads, open(sys.argv[1])) if r['event'] == 'connect'
+        and r['host'] == 'example.com' and r['reason'] == 'host_not_allowed']
+assert recs and all(r['binary'] == '/usr/bin/curl' and isinstance(r['pid'], int) and r['pid'] > 1
+                    for r in recs), recs" "$TB_DIR/log/egress.jsonl"
+corral_ledger_has event=connect host=198.18.1.3 reason=ip_literal_not_allowed ip=198.18.1.3 \
+	binary=/usr/bin/curl
+check_eq "an address asked through the proxy is the refusal's ip" 0 $?
+check "a transparent refusal names the address the sandbox dialled" python3 -c "
+import json, sys
+recs = [r for r in map(json.loads, open(sys.argv[1])) if r['event'] == 'connect'
+        and r['ip'] == '198.18.1.4' and r['decision'] == 'deny']
+assert recs and recs[-1]['binary'] == '/usr/bin/curl', recs" "$TB_DIR/log/egress.jsonl"
 n=$(grep -c ' registry.npmjs.org ' "$(tb_http_log)")
 check_eq "no refused copy reached the npm registry" 0 "$n"
 tap_done
