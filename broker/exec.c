@@ -42,6 +42,8 @@ struct exec_channel {
 	void *arg;
 	struct seqmsg *msg;      /* the message being read */
 	struct seqmsg *out;      /* the command being sent */
+	exec_unix_fn unix_cb;           /* corral-init's Unix socket reports, or NULL */
+	void *unix_arg;
 };
 
 static struct exec_proc *
@@ -137,6 +139,29 @@ exec_on_exited(struct exec_channel *ch, struct seqmsg *m)
 	return 0;
 }
 
+/* UNIX: a Unix socket connect corral-init refused or made to a listed
+ * socket, for the owner's ledger; its pidfd is closed after. */
+static int
+exec_on_unix(struct exec_channel *ch, struct seqmsg *m)
+{
+	struct initproto_unix u;
+
+	if (initproto_unix_decode(m, &u) == -1)
+		return -1;
+	if (ch->unix_cb != NULL)
+		ch->unix_cb(&u, ch->unix_arg);
+	if (u.pidfd != -1)
+		close(u.pidfd);
+	return 0;
+}
+
+void
+exec_channel_on_unix(struct exec_channel *ch, exec_unix_fn fn, void *arg)
+{
+	ch->unix_cb = fn;
+	ch->unix_arg = arg;
+}
+
 /* The channel is gone: every proc hears it once, then the owner. */
 static void
 exec_lose(struct exec_channel *ch)
@@ -180,6 +205,9 @@ exec_on_readable(evutil_socket_t fd, short what, void *arg)
 			break;
 		case INITPROTO_EXITED:
 			rc = exec_on_exited(ch, ch->msg);
+			break;
+		case INITPROTO_UNIX:
+			rc = exec_on_unix(ch, ch->msg);
 			break;
 		default:
 			rc = -1;

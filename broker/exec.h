@@ -63,6 +63,12 @@ struct exec_callbacks {
  * last callback); it must not free the channel, only schedule that. */
 struct exec_channel *exec_channel_new(struct event_base *base, int fd,
     void (*lost)(void *arg), void *arg);
+/* corral-init's reports of Unix socket connects it refused or made to a
+ * listed socket (common/initproto.h, UNIX): FN(U, ARG) for each, from the
+ * loop; U and its texts live for the call only, its pidfd is closed after. */
+struct initproto_unix;
+typedef void (*exec_unix_fn)(const struct initproto_unix *u, void *arg);
+void exec_channel_on_unix(struct exec_channel *ch, exec_unix_fn fn, void *arg);
 /* Closes the channel, which ends the sandbox (corral-init exits, and the
  * kernel kills its pid namespace). Commands still open get no more calls;
  * file operations hear it once (exited -1, or started with a reason).

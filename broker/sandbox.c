@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include "policy/render.h"
 
 #define SANDBOX_NAME_RANDOM_BYTES 4
+#define SANDBOX_FDINFO_MAX_BYTES 512    /* a pidfd's /proc/self/fdinfo: Pid: is near the top */
 
 /* A request being checked: what sandbox_create gathers before building. */
 struct sandbox_plan {
@@ -54,6 +56,7 @@ struct sandbox_plan {
 	struct render_grant grants[CORRAL_GRANTS_MAX];
 	size_t ngrants;
 	struct limits_value limits[LIMITS_N];
+	struct monitor_socket sockets[MONITOR_SOCKETS_MAX];     /* the policy's, for the monitor */
 };
 
 /* A create in flight: its own copy of the request, and the plan. */
@@ -659,6 +662,90 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->n_grants = req->n_grants;
 }
 
+_Static_assert(POLICY_UNIX_SOCKETS_MAX <= MONITOR_SOCKETS_MAX &&
+    POLICY_UNIX_SOCKET_NAME_MAX_BYTES <= INITPROTO_SOCKET_NAME_MAX_BYTES,
+    "a policy's unix sockets fit the monitor's request");
+
+/* The policy's host Unix sockets, for the monitor to open as the caller
+ * (their storage is P's). */
+static void
+sandbox_monitor_sockets(struct sandbox_plan *p, struct monitor_create *mc)
+{
+	const struct policy *pol = p->policy;
+
+	mc->n_sockets = 0;
+	for (size_t i = 0; i < pol->nunix_sockets && i < MONITOR_SOCKETS_MAX; i++)
+		p->sockets[mc->n_sockets++] = (struct monitor_socket){ pol->unix_sockets[i].path,
+		    pol->unix_sockets[i].name };
+	mc->sockets = p->sockets;
+}
+
+/* The variables the policy's sockets name (SSH_AUTH_SOCK=...), first in
+ * SB's environment: the caller's --env may override them. */
+static void
+sandbox_socket_env(struct sandbox *sb, const struct policy *pol)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	for (size_t i = 0; i < pol->nunix_sockets; i++)
+		n += pol->unix_sockets[i].env != NULL;
+	if (n == 0)
+		return;
+	env = sandbox_strv(n + sb->nenv);
+	for (size_t i = 0; i < pol->nunix_sockets; i++)
+		if (pol->unix_sockets[i].env != NULL)
+			xasprintf(&env[k++], "%s=%s/%s", pol->unix_sockets[i].env,
+			    INITPROTO_SOCKETS_DIR, pol->unix_sockets[i].name);
+	for (size_t i = 0; i < sb->nenv; i++)
+		env[k++] = sb->env[i];
+	free(sb->env);
+	sb->env = env;
+	sb->nenv = k;
+}
+
+/* The host pid of the process of PIDFD (its fdinfo is read in our pid
+ * namespace), or -1. */
+static int64_t
+sandbox_pidfd_pid(int pidfd)
+{
+	char path[64], buf[SANDBOX_FDINFO_MAX_BYTES];
+	const char *p;
+	long pid = -1;
+	ssize_t n;
+	int fd;
+
+	if (pidfd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nPid:")) != NULL)
+		pid = strtol(p + sizeof("\nPid:") - 1, NULL, 10);
+	return pid > 0 ? pid : -1;
+}
+
+/* corral-init refused a host Unix socket or connected a listed one: the
+ * ledger and the denials say so. */
+static void
+sandbox_on_unix(const struct initproto_unix *u, void *arg)
+{
+	struct sandbox *sb = arg;
+	struct proxy_unix_event e = { .allowed = u->decision == INITPROTO_UNIX_ALLOW,
+	    .path = u->path, .listed = u->listed[0] != '\0' ? u->listed : NULL,
+	    .binary = u->binary[0] != '\0' ? u->binary : NULL, .pid = sandbox_pidfd_pid(u->pidfd) };
+
+	if (u->unreported > 0)
+		log_warnx("sandbox %s: %u unix socket decisions went unrecorded (its channel "
+		    "was full)", sb->name, (unsigned)u->unreported);
+	proxy_tenant_record_unix(sb->tenant, &e);
+}
+
 /* The broker's part of a built sandbox: its record, proxy tenant and exec
  * channel. NULL with the reason in *ERR (the monitor's part then goes). */
 static struct sandbox *
@@ -670,6 +757,7 @@ sandbox_adopt(struct daemon *d, struct sandbox_plan *p, struct monitor_built *b,
 	if (sandbox_plan_regrant(d, p, b->creds, err) == -1)
 		goto fail;
 	sb = sandbox_record(p, b);
+	sandbox_socket_env(sb, p->policy);
 	policy = p->policy;
 	p->policy = NULL;       /* the tenant takes it */
 	if (sandbox_tenant(d, sb, policy, b, err) == -1)
@@ -680,6 +768,7 @@ sandbox_adopt(struct daemon *d, struct sandbox_plan *p, struct monitor_built *b,
 		reason_set(err, "cannot serve the sandbox's exec channel");
 		goto fail;
 	}
+	exec_channel_on_unix(sb->channel, sandbox_on_unix, sb);
 	return sb;
 fail:
 	monitor_built_close(b);
@@ -795,6 +884,7 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 		goto refused;
 	}
 	sandbox_monitor_request(d, &c->plan, &mc);
+	sandbox_monitor_sockets(&c->plan, &mc);
 	if (privsep_create_async(d->privsep, &mc, sandbox_on_built, c, &err) == -1)
 		goto refused;
 	c->next = d->creating;

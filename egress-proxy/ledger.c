@@ -89,6 +89,7 @@ static const struct ledger_name ledger_event_names[] = {
 	[LEDGER_EVENT_CLOSE] = LEDGER_NAME("close"),
 	[LEDGER_EVENT_DNS] = LEDGER_NAME("dns"),
 	[LEDGER_EVENT_BYPASS] = LEDGER_NAME("bypass"),
+	[LEDGER_EVENT_UNIX] = LEDGER_NAME("unix"),
 };
 
 static const struct ledger_name ledger_mode_names[] = {

@@ -36,6 +36,7 @@ enum ledger_event {
 	LEDGER_EVENT_CLOSE,             /* an allowed connection ended: bytes and duration */
 	LEDGER_EVENT_DNS,               /* a DNS stub decision */
 	LEDGER_EVENT_BYPASS,            /* what the fence rejected outright, counted */
+	LEDGER_EVENT_UNIX,              /* a host Unix socket refused, or a listed one connected */
 };
 
 enum ledger_mode {

@@ -502,6 +502,42 @@ proxy_tenant_denials(const struct proxy_tenant *t, int64_t since_us, struct deni
 	return denial_ring_since(t->denials, since_us, out, max);
 }
 
+/* The host path T's policy lists under NAME, or NAME when it lists none. */
+static const char *
+proxy_tenant_socket_path(const struct proxy_tenant *t, const char *name)
+{
+	const struct policy *p = proxy_tenant_policy(t);
+
+	for (size_t i = 0; p != NULL && i < p->nunix_sockets; i++)
+		if (p->unix_sockets[i].name != NULL && strcmp(p->unix_sockets[i].name, name) == 0)
+			return p->unix_sockets[i].path;
+	return name;
+}
+
+void
+proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *e)
+{
+	struct ledger_record rec;
+
+	ledger_record_init(&rec, LEDGER_EVENT_UNIX);
+	rec.sandbox = t->host_mode ? NULL : t->name;
+	rec.session_id = t->session_id;
+	rec.agent = t->agent;
+	rec.pid = e->pid >= 0 ? e->pid : LEDGER_NULL_INT;
+	rec.binary = e->binary;
+	rec.host = e->path;
+	rec.decision = e->allowed ? LEDGER_DECISION_ALLOW : LEDGER_DECISION_DENY;
+	rec.policy = e->allowed && e->listed != NULL ? proxy_tenant_socket_path(t, e->listed) : NULL;
+	rec.reason = e->allowed ? NULL : PROXY_UNIX_REFUSED_REASON;
+	/* After the fact: the connect was made or refused in the sandbox. A
+	 * full queue loses the line, which the log says. */
+	if (ledger_write(t->proxy->ledger, &rec) == -1)
+		log_warnx("sandbox %s: a unix socket record could not be written", t->name);
+	if (!e->allowed)
+		denial_ring_add(t->denials, time_now_us(), e->path, 0, e->binary, e->pid,
+		    PROXY_UNIX_REFUSED_REASON);
+}
+
 unsigned
 proxy_tenant_tunnels(const struct proxy_tenant *t)
 {

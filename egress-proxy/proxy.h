@@ -136,4 +136,19 @@ size_t proxy_tenant_denials(const struct proxy_tenant *t, int64_t since_us,
 /* T's open tunnels. */
 unsigned proxy_tenant_tunnels(const struct proxy_tenant *t);
 
+/* A Unix socket connect decided in T's sandbox by corral-init
+ * (broker/init/sockguard.h): a host socket refused, or a listed one
+ * connected. */
+#define PROXY_UNIX_REFUSED_REASON "unix_socket_not_allowed"
+struct proxy_unix_event {
+	bool allowed;                   /* a listed socket, connected */
+	const char *path;               /* as the process named it, absolute */
+	const char *listed;             /* the listed socket's name (allowed), or NULL */
+	const char *binary;             /* its executable inside, or NULL */
+	int64_t pid;                    /* in the host's pid namespace; -1: unknown */
+};
+/* Writes E to the ledger (a unix record, corral-ledger(5)) and, when
+ * refused, to T's denials. */
+void proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *e);
+
 #endif

@@ -112,6 +112,35 @@ caller_check_paths(const struct policy_paths *list, const char *key,
 	return 0;
 }
 
+/* Where a non-root caller may not name a socket: the kernel's and other
+ * processes' objects (/proc/PID/fd/N, /proc/PID/root/...), whose reach is
+ * not the caller's own file access, and corral's runtime. */
+static const char *const caller_socket_refused[] = { "/proc", "/sys", "/dev" };
+#define CALLER_SOCKET_REFUSED_COUNT (sizeof(caller_socket_refused) / sizeof(caller_socket_refused[0]))
+
+/* Adds a message for every listed socket of P a non-root caller may not
+ * name. Whether the caller may connect to the rest is checked when the
+ * sandbox is made, by opening each with the caller's rights. */
+static int
+caller_check_sockets(const struct policy *p, const char *runtime_dir,
+    struct caller_report *report)
+{
+	for (size_t i = 0; i < p->nunix_sockets; i++) {
+		const char *path = p->unix_sockets[i].path, *where = NULL;
+
+		for (size_t j = 0; j < CALLER_SOCKET_REFUSED_COUNT && where == NULL; j++)
+			if (caller_path_within(path, caller_socket_refused[j]))
+				where = caller_socket_refused[j];
+		if (where == NULL && caller_path_within(path, runtime_dir))
+			where = runtime_dir;
+		if (where != NULL && caller_add(report, "filesystem_policy.unix_sockets: %s is "
+		    "within %s (a policy from a non-root caller may name only sockets it "
+		    "reaches through its own files)", path, where) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 enum caller_result
 caller_check(const struct policy *p, const char *const *roots, size_t nroots,
     const char *runtime_dir, struct caller_report *report)
@@ -130,6 +159,8 @@ caller_check(const struct policy *p, const char *const *roots, size_t nroots,
 		goto nomem;
 	if (caller_check_paths(&p->read_write, "read_write", roots, nroots,
 	    runtime, report) < 0)
+		goto nomem;
+	if (caller_check_sockets(p, runtime, report) < 0)
 		goto nomem;
 	return report->nmessages > 0 ? CALLER_REFUSED : CALLER_OK;
 nomem:

@@ -1,7 +1,10 @@
 /* What a non-root caller's policy may say. Such a sandbox runs as the
  * caller, so its policy may not set process:, and may name file-system paths
  * only within the sandbox's roots, the system baseline and the corral
- * runtime: a policy must never open to the caller what its roots did not. */
+ * runtime: a policy must never open to the caller what its roots did not.
+ * Its unix_sockets may not lie in /proc, /sys, /dev or the runtime; the
+ * monitor opens the others with the caller's rights and refuses any it
+ * could not connect to itself. */
 #ifndef CORRAL_POLICY_CALLER_H
 #define CORRAL_POLICY_CALLER_H
 

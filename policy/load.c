@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,12 +64,19 @@ struct raw_rule {
 	size_t nbins;
 };
 
+struct raw_socket {
+	const struct yamltree_node *map, *path, *name, *env;
+};
+
 struct raw_policy {
 	const struct yamltree_node *root, *version, *filesystem, *read_only, *read_write;
 	const struct yamltree_node *landlock, *compatibility, *process, *run_as_user, *run_as_group;
 	const struct yamltree_node *network, *write_guard, *allowed_root, *deny_reason;
 	struct raw_rule *rules;
 	size_t nrules;
+	const struct yamltree_node *unix_sockets;
+	struct raw_socket *socks;
+	size_t nsocks;
 };
 
 #define RAW(field) offsetof(struct raw_policy, field)
@@ -87,6 +95,14 @@ static const struct yamltree_field load_policy_fields[] = {
 static const struct yamltree_field load_filesystem_fields[] = {
 	{ "read_only", YAMLTREE_SEQUENCE, RAW(read_only), false, NULL },
 	{ "read_write", YAMLTREE_SEQUENCE, RAW(read_write), false, NULL },
+	{ "unix_sockets", YAMLTREE_SEQUENCE, RAW(unix_sockets), false, NULL },
+};
+
+static const struct yamltree_field load_socket_fields[] = {
+	{ "path", YAMLTREE_SCALAR, offsetof(struct raw_socket, path), false,
+	  "required: the host's socket" },
+	{ "name", YAMLTREE_SCALAR, offsetof(struct raw_socket, name), false, NULL },
+	{ "env", YAMLTREE_SCALAR, offsetof(struct raw_socket, env), false, NULL },
 };
 
 static const struct yamltree_field load_landlock_fields[] = {
@@ -254,6 +270,33 @@ load_shape_network(struct yamltree_ctx *ctx, struct raw_policy *raw)
 	load_shape_rule_dups(ctx, raw);
 }
 
+/* filesystem_policy.unix_sockets: a list of mappings. */
+static void
+load_shape_sockets(struct yamltree_ctx *ctx, struct raw_policy *raw)
+{
+	const struct yamltree_node *l = raw->unix_sockets;
+
+	if (l == NULL)
+		return;
+	if (l->nkids > POLICY_UNIX_SOCKETS_MAX) {
+		yamltree_error_at(ctx, l, "unix_sockets lists %zu sockets: at most %d",
+		    l->nkids, POLICY_UNIX_SOCKETS_MAX);
+		return;
+	}
+	if ((raw->socks = yamltree_calloc(ctx, l->nkids, sizeof(*raw->socks))) == NULL)
+		return;
+	for (size_t i = 0; i < l->nkids; i++) {
+		struct raw_socket *u = &raw->socks[raw->nsocks];
+
+		if (!yamltree_expect_item(ctx, l->kids[i], YAMLTREE_MAPPING, "unix_sockets"))
+			continue;
+		u->map = l->kids[i];
+		yamltree_walk(ctx, u->map, "unix socket", load_socket_fields,
+		    YAMLTREE_NFIELDS(load_socket_fields), u);
+		raw->nsocks++;
+	}
+}
+
 /* Pass 2: the shape of the whole document. */
 static void
 load_shape(struct yamltree_ctx *ctx, const struct yamltree_node *root, struct raw_policy *raw)
@@ -266,6 +309,7 @@ load_shape(struct yamltree_ctx *ctx, const struct yamltree_node *root, struct ra
 	    YAMLTREE_NFIELDS(load_filesystem_fields), raw);
 	yamltree_check_items(ctx, raw->read_only, YAMLTREE_SCALAR, "read_only");
 	yamltree_check_items(ctx, raw->read_write, YAMLTREE_SCALAR, "read_write");
+	load_shape_sockets(ctx, raw);
 	yamltree_walk(ctx, raw->landlock, "landlock", load_landlock_fields,
 	    YAMLTREE_NFIELDS(load_landlock_fields), raw);
 	yamltree_walk(ctx, raw->process, "process", load_process_fields,
@@ -284,6 +328,7 @@ load_raw_clear(struct raw_policy *raw)
 		free(raw->rules[i].bins);
 	}
 	free(raw->rules);
+	free(raw->socks);
 }
 
 /* ---- pass 3: values ---- */
@@ -566,6 +611,166 @@ load_write_guard(struct yamltree_ctx *ctx, const struct raw_policy *raw, struct 
 		load_text(ctx, raw->deny_reason, "write_guard deny_reason", &p->write_guard_deny_reason);
 }
 
+/* ---- host Unix sockets ---- */
+
+/* True when NAME (LEN bytes) can name a socket in POLICY_UNIX_SOCKETS_DIR:
+ * one file name of letters, digits, '.', '_' and '-', not hidden. */
+static bool
+load_socket_name_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > POLICY_UNIX_SOCKET_NAME_MAX_BYTES || name[0] == '.')
+		return false;
+	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789._-") == len;
+}
+
+/* Why the variable NAME may not name a socket, or NULL: a shell name, and
+ * none that corral sets itself or that steers the dynamic loader. */
+static const char *
+load_env_refusal(const char *name, size_t len)
+{
+	static const char *const taken[] = { "HOME", "PATH", "LANG", "NO_PROXY", "no_proxy" };
+	size_t proxy = sizeof("_proxy") - 1;
+
+	if (len == 0 || len > POLICY_ENV_NAME_MAX_BYTES || (name[0] >= '0' && name[0] <= '9') ||
+	    strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != len)
+		return "is not a variable name (letters, digits and _, at most 64)";
+	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++)
+		if (strcmp(name, taken[i]) == 0)
+			return "is set by corral itself";
+	if (len >= proxy && strcasecmp(name + len - proxy, "_proxy") == 0)
+		return "is set by corral itself";
+	if (strncmp(name, "LD_", 3) == 0)
+		return "steers the dynamic loader";
+	return NULL;
+}
+
+/* The host path of R into U; false when refused. */
+static bool
+load_socket_path(struct yamltree_ctx *ctx, const struct raw_socket *r, struct policy_unix_socket *u)
+{
+	const struct yamltree_node *n = r->path;
+	struct yamltree_quoted q;
+	const char *why;
+
+	if (n->len >= POLICY_LOAD_PATH_MAX_BYTES) {
+		yamltree_error_at(ctx, n, "unix socket path is longer than %d bytes",
+		    POLICY_LOAD_PATH_MAX_BYTES - 1);
+		return false;
+	}
+	if ((u->path = malloc(n->len + 2)) == NULL) {
+		yamltree_nomem(ctx);
+		return false;
+	}
+	if ((why = yamltree_path_normalize(n->text, true, u->path)) != NULL ||
+	    (why = strcmp(u->path, "/") == 0 ? "is the root folder, not a socket" : NULL) != NULL) {
+		yamltree_error_at(ctx, n, "unix socket path '%s' %s", yamltree_quote(n->text, &q), why);
+		free(u->path);
+		u->path = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The name inside: R's name:, else the path's last component. */
+static void
+load_socket_name(struct yamltree_ctx *ctx, const struct raw_socket *r, struct policy_unix_socket *u)
+{
+	const char *name = r->name != NULL ? r->name->text : strrchr(u->path, '/') + 1;
+	struct yamltree_quoted q;
+
+	if (!load_socket_name_ok(name, strlen(name))) {
+		yamltree_error_at(ctx, r->name != NULL ? r->name : r->path,
+		    "unix socket name '%s' %s: it must be a file name of letters, digits, "
+		    "'.', '_' and '-', at most %d, not starting with '.'%s",
+		    yamltree_quote(name, &q), r->name != NULL ? "is refused" :
+		    "(the path's last component) is refused", POLICY_UNIX_SOCKET_NAME_MAX_BYTES,
+		    r->name != NULL ? "" : "; give name:");
+		return;
+	}
+	if ((u->name = strdup(name)) == NULL)
+		yamltree_nomem(ctx);
+}
+
+static void
+load_socket_env(struct yamltree_ctx *ctx, const struct raw_socket *r, struct policy_unix_socket *u)
+{
+	struct yamltree_quoted q;
+	const char *why;
+
+	if (r->env == NULL)
+		return;
+	if ((why = load_env_refusal(r->env->text, r->env->len)) != NULL) {
+		yamltree_error_at(ctx, r->env, "unix socket env '%s' %s",
+		    yamltree_quote(r->env->text, &q), why);
+		return;
+	}
+	if ((u->env = strdup(r->env->text)) == NULL)
+		yamltree_nomem(ctx);
+}
+
+/* True when A and B are both given and the same. */
+static bool
+load_same(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* What B repeats of A ("path", "name", "env"), its text in *TEXT; NULL: nothing. */
+static const char *
+load_socket_clash(const struct policy_unix_socket *a, const struct policy_unix_socket *b,
+    const char **text)
+{
+	if (load_same(a->path, b->path))
+		return (*text = b->path, "path");
+	if (load_same(a->name, b->name))
+		return (*text = b->name, "name");
+	if (load_same(a->env, b->env))
+		return (*text = b->env, "env");
+	return NULL;
+}
+
+/* A path, name or variable given by two entries: each must be one socket's. */
+static void
+load_sockets_dups(struct yamltree_ctx *ctx, const struct policy *p)
+{
+	struct yamltree_quoted q;
+	const char *what, *text;
+
+	for (size_t i = 1; i < p->nunix_sockets; i++)
+		for (size_t j = 0; j < i; j++) {
+			const struct policy_unix_socket *a = &p->unix_sockets[j], *b = &p->unix_sockets[i];
+
+			if ((what = load_socket_clash(a, b, &text)) == NULL)
+				continue;
+			yamltree_error(ctx, b->line, b->col, "unix socket %s '%s' is given twice (first "
+			    "at line %u, column %u)", what, yamltree_quote(text, &q), a->line, a->col);
+			break;
+		}
+}
+
+/* filesystem_policy.unix_sockets of RAW into P. */
+static void
+load_sockets(struct yamltree_ctx *ctx, const struct raw_policy *raw, struct policy *p)
+{
+	if (raw->nsocks == 0)
+		return;
+	if ((p->unix_sockets = yamltree_calloc(ctx, raw->nsocks, sizeof(*p->unix_sockets))) == NULL)
+		return;
+	for (size_t i = 0; i < raw->nsocks; i++) {
+		const struct raw_socket *r = &raw->socks[i];
+		struct policy_unix_socket *u = &p->unix_sockets[p->nunix_sockets++];
+
+		u->line = r->map->line;
+		u->col = r->map->col;
+		if (r->path == NULL || !load_socket_path(ctx, r, u))
+			continue;
+		load_socket_name(ctx, r, u);
+		load_socket_env(ctx, r, u);
+	}
+	load_sockets_dups(ctx, p);
+}
+
 /* ---- addresses ---- */
 
 /* Says why the allowed_ips entry N does not parse. */
@@ -762,6 +967,7 @@ load_validate(struct yamltree_ctx *ctx, const struct raw_policy *raw, struct pol
 {
 	load_version(ctx, raw->version, p);
 	load_filesystem(ctx, raw, p);
+	load_sockets(ctx, raw, p);
 	load_landlock(ctx, raw->compatibility, p);
 	load_process(ctx, raw, p);
 	load_write_guard(ctx, raw, p);

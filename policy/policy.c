@@ -57,11 +57,25 @@ policy_rule_clear(struct policy_rule *r)
 	free(r->binaries);
 }
 
+static void
+policy_unix_sockets_clear(struct policy *p)
+{
+	for (size_t i = 0; i < p->nunix_sockets; i++) {
+		free(p->unix_sockets[i].path);
+		free(p->unix_sockets[i].name);
+		free(p->unix_sockets[i].env);
+	}
+	free(p->unix_sockets);
+	p->unix_sockets = NULL;
+	p->nunix_sockets = 0;
+}
+
 void
 policy_free(struct policy *p)
 {
 	if (p == NULL)
 		return;
+	policy_unix_sockets_clear(p);
 	policy_paths_clear(&p->read_only);
 	policy_paths_clear(&p->read_write);
 	free(p->run_as_user);
@@ -152,6 +166,26 @@ policy_rule_copy(struct policy_rule *dst, const struct policy_rule *src)
 }
 
 static int
+policy_unix_sockets_copy(struct policy *dst, const struct policy *src)
+{
+	dst->unix_sockets = policy_copy_alloc(src->nunix_sockets, sizeof(*dst->unix_sockets));
+	if (src->nunix_sockets > 0 && dst->unix_sockets == NULL)
+		return -1;
+	dst->nunix_sockets = src->nunix_sockets;
+	for (size_t i = 0; i < src->nunix_sockets; i++) {
+		const struct policy_unix_socket *u = &src->unix_sockets[i];
+
+		dst->unix_sockets[i].line = u->line;
+		dst->unix_sockets[i].col = u->col;
+		if (policy_copy_str(&dst->unix_sockets[i].path, u->path) == -1 ||
+		    policy_copy_str(&dst->unix_sockets[i].name, u->name) == -1 ||
+		    policy_copy_str(&dst->unix_sockets[i].env, u->env) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
 policy_copy(struct policy *dst, const struct policy *src)
 {
 	dst->version = src->version;
@@ -163,7 +197,8 @@ policy_copy(struct policy *dst, const struct policy *src)
 	    policy_copy_str(&dst->run_as_user, src->run_as_user) == -1 ||
 	    policy_copy_str(&dst->run_as_group, src->run_as_group) == -1 ||
 	    policy_copy_str(&dst->write_guard_allowed_root, src->write_guard_allowed_root) == -1 ||
-	    policy_copy_str(&dst->write_guard_deny_reason, src->write_guard_deny_reason) == -1)
+	    policy_copy_str(&dst->write_guard_deny_reason, src->write_guard_deny_reason) == -1 ||
+	    policy_unix_sockets_copy(dst, src) == -1)
 		return -1;
 	dst->rules = policy_copy_alloc(src->nrules, sizeof(*dst->rules));
 	if (src->nrules > 0 && dst->rules == NULL)
@@ -250,6 +285,22 @@ policy_rule_equal(const struct policy_rule *a, const struct policy_rule *b)
 	return true;
 }
 
+/* Compares the listed sockets, their positions aside. */
+static bool
+policy_unix_sockets_equal(const struct policy *a, const struct policy *b)
+{
+	if (a->nunix_sockets != b->nunix_sockets)
+		return false;
+	for (size_t i = 0; i < a->nunix_sockets; i++) {
+		const struct policy_unix_socket *x = &a->unix_sockets[i], *y = &b->unix_sockets[i];
+
+		if (!policy_str_equal(x->path, y->path) || !policy_str_equal(x->name, y->name) ||
+		    !policy_str_equal(x->env, y->env))
+			return false;
+	}
+	return true;
+}
+
 bool
 policy_equal(const struct policy *a, const struct policy *b)
 {
@@ -261,7 +312,8 @@ policy_equal(const struct policy *a, const struct policy *b)
 	    !policy_str_equal(a->run_as_user, b->run_as_user) ||
 	    !policy_str_equal(a->run_as_group, b->run_as_group) ||
 	    !policy_str_equal(a->write_guard_allowed_root, b->write_guard_allowed_root) ||
-	    !policy_str_equal(a->write_guard_deny_reason, b->write_guard_deny_reason))
+	    !policy_str_equal(a->write_guard_deny_reason, b->write_guard_deny_reason) ||
+	    !policy_unix_sockets_equal(a, b))
 		return false;
 	for (size_t i = 0; i < a->nrules; i++)
 		if (!policy_rule_equal(&a->rules[i], &b->rules[i]))

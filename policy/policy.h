@@ -10,6 +10,14 @@
 
 #define POLICY_VERSION 1
 #define POLICY_HOST_MAX_BYTES 253
+/* Host Unix sockets a policy may list (filesystem_policy.unix_sockets),
+ * each bound inside at POLICY_UNIX_SOCKETS_DIR/NAME, NAME at most
+ * POLICY_UNIX_SOCKET_NAME_MAX_BYTES (the inside path stays well under the
+ * 100 bytes the kernel guard compares). */
+#define POLICY_UNIX_SOCKETS_MAX 16
+#define POLICY_UNIX_SOCKET_NAME_MAX_BYTES 64
+#define POLICY_UNIX_SOCKETS_DIR "/run/corral/sockets"
+#define POLICY_ENV_NAME_MAX_BYTES 64
 
 enum policy_landlock_compat {
 	POLICY_LANDLOCK_HARD_REQUIREMENT = 0,   /* a missing layer refuses the sandbox */
@@ -62,6 +70,14 @@ struct policy_rule {
 	bool any_binary;                /* some binary is the match-all glob: no identification needed */
 };
 
+/* A host Unix socket the sandbox may connect to, bound in read-only. */
+struct policy_unix_socket {
+	char *path;                     /* on the host: absolute, normalized */
+	char *name;                     /* inside: POLICY_UNIX_SOCKETS_DIR "/" NAME */
+	char *env;                      /* a variable naming it inside for every command, or NULL */
+	unsigned line, col;             /* where the entry starts (1-based; 0 when built in code) */
+};
+
 struct policy_paths {
 	char **paths;                   /* absolute, no ".." segment, no trailing '/' (but "/") */
 	size_t npaths;
@@ -80,6 +96,8 @@ struct policy {
 	bool has_write_guard;
 	char *write_guard_allowed_root; /* "workspace" when absent */
 	char *write_guard_deny_reason;
+	struct policy_unix_socket *unix_sockets;        /* at most POLICY_UNIX_SOCKETS_MAX */
+	size_t nunix_sockets;
 };
 
 /* An empty policy (version 1, hard_requirement, no rules); NULL if out of memory. */

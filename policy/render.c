@@ -210,13 +210,13 @@ render_process(struct policy *p, uid_t uid, gid_t gid)
 	return RENDER_OK;
 }
 
-/* Moves a deep copy of PROFILE's network entries into P. */
+/* Moves a deep copy of PROFILE's network entries and listed sockets into P. */
 static enum render_err
 render_copy_rules(struct policy *p, const struct policy *profile)
 {
 	struct policy *copy;
 
-	if (profile == NULL || profile->nrules == 0)
+	if (profile == NULL || (profile->nrules == 0 && profile->nunix_sockets == 0))
 		return RENDER_OK;
 	if ((copy = policy_dup(profile)) == NULL)
 		return RENDER_ERR_NOMEM;
@@ -224,6 +224,10 @@ render_copy_rules(struct policy *p, const struct policy *profile)
 	p->nrules = copy->nrules;
 	copy->rules = NULL;
 	copy->nrules = 0;
+	p->unix_sockets = copy->unix_sockets;
+	p->nunix_sockets = copy->nunix_sockets;
+	copy->unix_sockets = NULL;
+	copy->nunix_sockets = 0;
 	policy_free(copy);
 	return RENDER_OK;
 }
@@ -507,6 +511,29 @@ render_path_list(struct render_out *o, const char *key, const struct policy_path
 	render_seq_end(o);
 }
 
+/* unix_sockets:, when the policy lists any; each with its name. */
+static void
+render_unix_sockets(struct render_out *o, const struct policy *p)
+{
+	if (p->nunix_sockets == 0)
+		return;
+	render_scalar(o, "unix_sockets");
+	render_seq_start(o, YAML_BLOCK_SEQUENCE_STYLE);
+	for (size_t i = 0; i < p->nunix_sockets; i++) {
+		render_map_start(o, YAML_BLOCK_MAPPING_STYLE);
+		render_scalar(o, "path");
+		render_scalar(o, p->unix_sockets[i].path);
+		render_scalar(o, "name");
+		render_scalar(o, p->unix_sockets[i].name);
+		if (p->unix_sockets[i].env != NULL) {
+			render_scalar(o, "env");
+			render_scalar(o, p->unix_sockets[i].env);
+		}
+		render_map_end(o);
+	}
+	render_seq_end(o);
+}
+
 static void
 render_filesystem_section(struct render_out *o, const struct policy *p)
 {
@@ -514,6 +541,7 @@ render_filesystem_section(struct render_out *o, const struct policy *p)
 	render_map_start(o, YAML_BLOCK_MAPPING_STYLE);
 	render_path_list(o, "read_only", &p->read_only);
 	render_path_list(o, "read_write", &p->read_write);
+	render_unix_sockets(o, p);
 	render_map_end(o);
 }
 

@@ -7,7 +7,9 @@
  * Landlock layer, and only then answers READY. From there it starts the
  * commands the daemon sends, each under a nested Landlock layer and the
  * seccomp filter, reaps every process that ends (orphans included: it is
- * pid 1) and reports each command's exit. It exits when the channel closes,
+ * pid 1) and reports each command's exit. When the monitor put the kernel's
+ * Unix socket guard on the sandbox, it also supervises every connect() of
+ * its workloads (sockguard.c), whose filters hand their listeners to it. It exits when the channel closes,
  * and the kernel then kills everything left in the pid namespace.
  *
  * What protects corral-init from its workloads: the pid namespace (the
@@ -46,6 +48,7 @@
 #include "broker/init/landlock.h"
 #include "broker/init/mounts.h"
 #include "broker/init/seccomp.h"
+#include "broker/init/sockguard.h"
 
 #define INIT_CHILDREN_MAX 4096          /* commands running at once */
 #define INIT_HOSTNAME_MAX_BYTES 63      /* a sandbox name's longest */
@@ -74,6 +77,7 @@ enum init_step {
 	INIT_STEP_LANDLOCK,
 	INIT_STEP_SECCOMP,
 	INIT_STEP_EXEC,
+	INIT_STEP_LISTENER,     /* no failure: the filter's listener comes with it */
 };
 
 struct init_fail {
@@ -86,6 +90,7 @@ struct init_state {
 	struct initproto_spec spec;
 	struct seqmsg *spec_msg; /* the spec's text lives in it */
 	struct ll_ruleset *rs;          /* NULL without Landlock */
+	struct sockguard *guard;        /* connect()'s supervisor; NULL: none (no kernel guard) */
 	struct init_child children[INIT_CHILDREN_MAX];
 	size_t n_children;
 	struct seqmsg *msg;      /* the message being read */
@@ -97,6 +102,7 @@ static const char *const init_step_names[] = {
 	[INIT_STEP_LANDLOCK] = "Landlock",
 	[INIT_STEP_SECCOMP] = "seccomp",
 	[INIT_STEP_EXEC] = "exec",
+	[INIT_STEP_LISTENER] = "supervising connect()",
 };
 
 /* Tells the daemon why the sandbox cannot be, then exits. */
@@ -255,6 +261,24 @@ init_landlock(struct init_state *st)
 	}
 }
 
+/* connect()'s supervisor, when the monitor put the kernel guard on the
+ * sandbox's cgroup (without it, a supervisor would be a wall with a door:
+ * the monitor reports the guard missing instead). Its threads start with
+ * the first command. */
+static void
+init_sockguard(struct init_state *st)
+{
+	char why[SOCKGUARD_ERR_MAX_BYTES];
+	struct sockguard_config cfg;
+
+	if (!st->spec.unix_guard)
+		return;
+	if (sockguard_config_read(&st->spec, st->chan, &cfg, why, sizeof(why)) == -1)
+		init_refuse(st->chan, why);
+	if ((st->guard = sockguard_new(&cfg)) == NULL)
+		init_refuse(st->chan, "corral-init: the unix socket supervisor cannot start");
+}
+
 /* Everything between the spec and READY. */
 static void
 init_setup(struct init_state *st)
@@ -265,6 +289,7 @@ init_setup(struct init_state *st)
 
 	if (mounts_build(&st->spec, why, sizeof(why)) == -1)
 		init_refuse(st->chan, why);
+	init_sockguard(st);
 	if (sethostname(st->spec.hostname, strlen(st->spec.hostname)) == -1)
 		init_refuse(st->chan, "corral-init: sethostname failed");
 	if (init_loopback() == -1)
@@ -319,10 +344,11 @@ init_place_fds(const int *fds, size_t n)
 	return 0;
 }
 
-/* In a forked child: enters the layers every workload gets, in CWD. -1
- * with the step that failed in *STEP (errno set). */
+/* In a forked child: enters the layers every workload gets, in CWD; with
+ * LISTENER, its connect() calls go to corral-init's supervisor, whose
+ * listener lands there. -1 with the step that failed in *STEP (errno set). */
 static int
-init_enter_layers(struct init_state *st, const char *cwd, enum init_step *step)
+init_enter_layers(struct init_state *st, const char *cwd, enum init_step *step, int *listener)
 {
 	char why[DROP_ERR_MAX_BYTES];
 
@@ -338,7 +364,32 @@ init_enter_layers(struct init_state *st, const char *cwd, enum init_step *step)
 	if (st->rs != NULL && ll_restrict_self(st->rs) == -1)
 		return -1;
 	*step = INIT_STEP_SECCOMP;
-	return seccomp_apply_workload();
+	return seccomp_apply_workload(listener);
+}
+
+/* In a forked child: hands LISTENER to corral-init on PIPEFD (sendmsg is
+ * no supervised call) and closes its own copy; failing, exits as a failed
+ * step would. */
+static void
+init_child_hand_listener(int pipefd, int listener)
+{
+	struct init_fail f = { .step = INIT_STEP_LISTENER };
+	struct iovec iov = { &f, sizeof(f) };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	    .msg_controllen = sizeof(ctl.buf) };
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.align.cmsg_level = SOL_SOCKET;
+	ctl.align.cmsg_type = SCM_RIGHTS;
+	ctl.align.cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(&ctl.align), &listener, sizeof(int));
+	if (sendmsg(pipefd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(f))
+		init_child_fail(pipefd, INIT_STEP_SECCOMP);
+	close(listener);
 }
 
 /* In the forked child: becomes the command. Never returns. */
@@ -347,7 +398,7 @@ init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
 {
 	enum init_step step;
 	sigset_t none;
-	int i;
+	int i, listener = -1;
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -364,8 +415,10 @@ init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
 	 * 3 when the daemon gave one. */
 	close_range(e->extra_fd != -1 ? INIT_EXTRA_FD + 1 : INIT_EXTRA_FD, ~0U,
 	    CLOSE_RANGE_CLOEXEC);
-	if (init_enter_layers(st, e->cwd, &step) == -1)
+	if (init_enter_layers(st, e->cwd, &step, st->guard != NULL ? &listener : NULL) == -1)
 		init_child_fail(pipefd, step);
+	if (st->guard != NULL)
+		init_child_hand_listener(pipefd, listener);
 	environ = (char **)(uintptr_t)e->envp;
 	execvp(e->argv[0], (char *const *)(uintptr_t)e->argv);
 	init_child_fail(pipefd, INIT_STEP_EXEC);
@@ -416,6 +469,47 @@ init_close_stdio(struct initproto_exec *e)
 	}
 }
 
+/* Reads what a command's child says before it execs: its filter's listener
+ * first (given to the supervisor), then a failure or nothing. Returns the
+ * bytes of the failure in *F, or 0 at exec. */
+static ssize_t
+init_read_start(struct init_state *st, int sock, struct init_fail *f)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { f, sizeof(*f) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	ssize_t n;
+	int fd;
+
+	for (;;) {
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		do {
+			n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		} while (n == -1 && errno == EINTR);
+		c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+		fd = -1;
+		if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		if (n != (ssize_t)sizeof(*f) || f->step != INIT_STEP_LISTENER) {
+			if (fd != -1)
+				close(fd);
+			return n == -1 ? 0 : n;
+		}
+		/* A listener the supervisor cannot take is closed: the command's
+		 * connect() calls then fail (ENOSYS), never go unchecked. */
+		if (fd != -1 && st->guard != NULL)
+			sockguard_add(st->guard, fd);
+		else if (fd != -1)
+			close(fd);
+	}
+}
+
 /* Forks the command of E; reports STARTED or FAILED. */
 static void
 init_start(struct init_state *st, struct initproto_exec *e)
@@ -431,8 +525,10 @@ init_start(struct init_state *st, struct initproto_exec *e)
 		snprintf(why, sizeof(why), "%d commands already run", INIT_CHILDREN_MAX);
 		goto failed;
 	}
-	if ((e->tty && init_pty(e, &master, e->stdio) == -1) || pipe2(pipefd, O_CLOEXEC) == -1) {
-		snprintf(why, sizeof(why), "%s: %s", e->tty ? "pty" : "pipe", strerror(errno));
+	/* A datagram pair, not a pipe: the child's filter listener comes on it. */
+	if ((e->tty && init_pty(e, &master, e->stdio) == -1) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pipefd) == -1) {
+		snprintf(why, sizeof(why), "%s: %s", e->tty ? "pty" : "socketpair", strerror(errno));
 		goto failed;
 	}
 	pid = fork();
@@ -440,10 +536,9 @@ init_start(struct init_state *st, struct initproto_exec *e)
 		init_child(st, e, pipefd[1]);
 	close(pipefd[1]);
 	init_close_stdio(e);
-	/* The pipe closes at exec (nothing read) or carries why it failed. */
-	do {
-		n = pid == -1 ? 0 : read(pipefd[0], &f, sizeof(f));
-	} while (n == -1 && errno == EINTR);
+	/* It closes at exec (nothing read), or carries why the start failed,
+	 * after the listener when there is one. */
+	n = pid == -1 ? 0 : init_read_start(st, pipefd[0], &f);
 	close(pipefd[0]);
 	if (pid == -1 || n == (ssize_t)sizeof(f)) {
 		snprintf(why, sizeof(why), "%s: %s: %s", e->argv[0],
@@ -557,7 +652,8 @@ init_fsop_child(struct init_state *st, const struct initproto_fsop *f)
 	if (init_place_fds(fds, f->in_fd != -1 ? 2 : 1) == -1)
 		_exit(INIT_FSOP_EXIT_BROKEN);
 	fsproto_out_init(&out);
-	if (init_enter_layers(st, "", &step) == -1) {
+	/* corral-init's own code makes no connect(): nothing to supervise. */
+	if (init_enter_layers(st, "", &step, NULL) == -1) {
 		snprintf(why, sizeof(why), "the file operation could not start: %s: %s",
 		    init_step_names[step], strerror(errno));
 		rc = fsop_out_fail(&out, FSPROTO_FAILED, why);

@@ -661,6 +661,41 @@ mounts_pivot(struct mounts_ctx *c)
 	return 0;
 }
 
+/* The policy's host sockets (broker/init/sockguard.h), each bound
+ * read-only on an empty file of root's INITPROTO_SOCKETS_DIR in our /run,
+ * which the sandbox cannot write: no link or file of its own can take a
+ * listed name. Consumes the spec's socket trees. */
+static int
+mounts_sockets(struct mounts_ctx *c, struct initproto_spec *s)
+{
+	char rel[PATH_MAX];
+	int dir = -1, fd, rc = 0;
+
+	if (s->n_sockets > 0 && (dir = mounts_mkdirs(c, &INITPROTO_SOCKETS_DIR[1])) == -1)
+		rc = -1;
+	for (size_t i = 0; i < s->n_sockets; i++) {
+		snprintf(rel, sizeof(rel), "%s/%s", INITPROTO_SOCKETS_DIR, s->socket_name[i]);
+		if (rc == 0 && (fd = openat(dir, s->socket_name[i], O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0644)) == -1)
+			rc = mounts_fail(c, "creating %s", rel);
+		else if (rc == 0)
+			close(fd);
+		if (rc == 0 && (fd = openat(dir, s->socket_name[i], O_PATH | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1)
+			rc = mounts_fail(c, "%s", rel);
+		else if (rc == 0) {
+			rc = mounts_attach_at(c, s->socket_fd[i], fd, MOUNTS_RO_ATTRS |
+			    MOUNT_ATTR_NOEXEC, rel);
+			close(fd);
+		}
+		close(s->socket_fd[i]);
+		s->socket_fd[i] = -1;
+	}
+	if (dir != -1)
+		close(dir);
+	return rc;
+}
+
 /* Closes the spec's descriptors that are still open. */
 static void
 mounts_close_spec(struct initproto_spec *s)
@@ -675,6 +710,11 @@ mounts_close_spec(struct initproto_spec *s)
 	if (s->home_fd != -1)
 		close(s->home_fd);
 	s->home_fd = -1;
+	for (i = 0; i < s->n_sockets; i++) {
+		if (s->socket_fd[i] != -1)
+			close(s->socket_fd[i]);
+		s->socket_fd[i] = -1;
+	}
 }
 
 int
@@ -708,7 +748,8 @@ mounts_build(struct initproto_spec *s, char *err, size_t errlen)
 	    mounts_trees(&c, s) == -1 || mounts_runtime(&c, s->runtime) == -1 ||
 	    mounts_fs(&c, "tmpfs", "run", run_opts,
 	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1 ||
-	    mounts_resolv(&c, s->gateway) == -1 || mounts_dev(&c, size) == -1 ||
+	    mounts_resolv(&c, s->gateway) == -1 || mounts_sockets(&c, s) == -1 ||
+	    mounts_dev(&c, size) == -1 ||
 	    mounts_proc(&c) == -1 || mounts_masks(&c, s) == -1 || mounts_pivot(&c) == -1)
 		goto out;
 	rc = 0;

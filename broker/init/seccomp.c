@@ -11,6 +11,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
@@ -42,6 +43,9 @@
 #define X86_64_NR_pidfd_getfd 438
 #define X86_64_NR_mount_setattr 442
 #define X86_64_NR_quotactl_fd 443
+#define X86_64_NR_statmount 457             /* Linux 6.8 */
+#define X86_64_NR_listmount 458             /* Linux 6.8 */
+#define X86_64_NR_lsm_set_self_attr 460     /* Linux 6.8 */
 #define X86_64_NR_open_tree_attr 467        /* Linux 6.15 */
 /* The highest number the filter knows: file_setattr (Linux 6.17), the
  * highest of Linux 6.18. Anything above fails with ENOSYS, so a call added
@@ -76,6 +80,12 @@
 #define SECCOMP_MEMFD_NOEXEC_PATH "/proc/sys/vm/memfd_noexec"
 #define SECCOMP_MEMFD_NOEXEC_SEAL_SCOPE 1
 #define SECCOMP_MEMFD_NOEXEC_TEXT_MAX_BYTES 16
+/* How the gate is loaded when connect() is supervised: with a listener
+ * (Linux 5.0), and so that once the supervisor holds a call only a fatal
+ * signal interrupts it (5.19): a connect made for the workload never
+ * half-happens behind an EINTR. */
+#define SECCOMP_NOTIFY_FLAGS (SECCOMP_FILTER_FLAG_NEW_LISTENER | \
+	SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
 
 #if SECCOMP_HAVE_TABLE
 struct gate {
@@ -136,9 +146,21 @@ gate_set(struct gate *g, const struct gate_set *s)
 	    SECCOMP_RET_ERRNO | ((uint32_t)s->errno_value & SECCOMP_RET_DATA), 0, 0);
 }
 
-/* The gate for a workload whose pid is SELF. */
+/* connect() to corral-init's supervisor (broker/init/sockguard.h): the
+ * filter sees neither the socket's family nor the address, so every call
+ * goes there; the supervisor lets all but Unix pathnames go on at once. */
 static void
-gate_build(struct gate *g, uint32_t self)
+gate_notify_connect(struct gate *g)
+{
+	gate_emit(g, BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr), 0, 0);
+	gate_emit(g, BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)SCMP_SYS(connect), 0, 1);
+	gate_emit(g, BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF, 0, 0);
+}
+
+/* The gate for a workload whose pid is SELF; NOTIFY: connect() is
+ * supervised. */
+static void
+gate_build(struct gate *g, uint32_t self, bool notify)
 {
 	/* Calls that name a process: only the caller itself, so a workload
 	 * cannot starve, renice, pin or slow corral-init or its siblings. */
@@ -161,6 +183,8 @@ gate_build(struct gate *g, uint32_t self)
 	gate_head(g);
 	for (i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		gate_set(g, &sets[i]);
+	if (notify)
+		gate_notify_connect(g);
 	gate_emit(g, BPF_RET | BPF_K, SECCOMP_RET_ALLOW, 0, 0);
 }
 
@@ -186,6 +210,18 @@ static const int refused_eperm[] = {
 	SCMP_SYS(clock_adjtime), SCMP_SYS(syslog), SCMP_SYS(quotactl),
 	X86_64_NR_quotactl_fd, SCMP_SYS(name_to_handle_at),
 	SCMP_SYS(open_by_handle_at), SCMP_SYS(lookup_dcookie), SCMP_SYS(vhangup),
+	/* Kernel surface no workload needs: LDT entries (Wine, DOSEMU), a.out
+	 * libraries, comparing other processes' kernel objects, file-system
+	 * event watches (which would show the host's activity), setting an
+	 * LSM's label. */
+	SCMP_SYS(modify_ldt), SCMP_SYS(uselib), SCMP_SYS(kcmp), SCMP_SYS(fanotify_init),
+	X86_64_NR_lsm_set_self_attr,
+};
+
+/* Refused with ENOSYS, as on a kernel without them, so that callers take
+ * their fallback: libmount reads /proc/self/mountinfo instead. */
+static const int refused_enosys[] = {
+	X86_64_NR_statmount, X86_64_NR_listmount,
 };
 
 /* clone() flag bits that make a namespace. CLONE_NEWTIME is left out: in
@@ -204,6 +240,9 @@ deny_plain(scmp_filter_ctx ctx)
 
 	for (i = 0; i < sizeof(refused_eperm) / sizeof(refused_eperm[0]); i++)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), refused_eperm[i], 0) < 0)
+			return -1;
+	for (i = 0; i < sizeof(refused_enosys) / sizeof(refused_enosys[0]); i++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), refused_enosys[i], 0) < 0)
 			return -1;
 	/* ENOSYS, not EPERM: glibc then falls back to clone(), whose flags
 	 * are a register the filter can read; clone3's are in memory. */
@@ -339,8 +378,24 @@ deny_list_new(int memfd_scope)
 	return ctx;
 }
 
+/* Installs PROG; with LISTENER, connect() is supervised and *LISTENER
+ * gets the listener (close-on-exec, as the kernel makes it). */
+static int
+gate_load(const struct sock_fprog *prog, int *listener)
+{
+	long fd;
+
+	if (listener == NULL)
+		return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog);
+	fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_NOTIFY_FLAGS, prog);
+	if (fd == -1)
+		return -1;
+	*listener = (int)fd;
+	return 0;
+}
+
 int
-seccomp_apply_workload(void)
+seccomp_apply_workload(int *listener)
 {
 	struct gate g = { .n = 0 };
 	struct sock_fprog prog;
@@ -348,7 +403,7 @@ seccomp_apply_workload(void)
 	int rc = -1, lrc;
 
 	/* Both programs are built before either is installed. */
-	gate_build(&g, (uint32_t)getpid());
+	gate_build(&g, (uint32_t)getpid(), listener != NULL);
 	if (g.overflow) {
 		errno = E2BIG;
 		return -1;
@@ -358,12 +413,15 @@ seccomp_apply_workload(void)
 		return -1;
 	prog.len = (unsigned short)g.n;
 	prog.filter = g.insn;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == -1)
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 || gate_load(&prog, listener) == -1)
 		goto out;
 	lrc = seccomp_load(ctx);
 	if (lrc < 0) {
 		errno = -lrc;
+		if (listener != NULL) {
+			close(*listener);
+			*listener = -1;
+		}
 		goto out;
 	}
 	rc = 0;
@@ -388,8 +446,9 @@ seccomp_unavailable(void)
 #else /* !SECCOMP_HAVE_TABLE */
 
 int
-seccomp_apply_workload(void)
+seccomp_apply_workload(int *listener)
 {
+	(void)listener;
 	/* Refuse rather than guess another architecture's numbers. */
 	errno = ENOTSUP;
 	return -1;

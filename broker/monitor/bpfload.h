@@ -13,6 +13,9 @@
 #ifndef CORRAL_BPFLOAD_H
 #define CORRAL_BPFLOAD_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 /* The loaded program and its map (opaque); one per daemon. */
 struct bpfload;
 /* The program attached to one cgroup (opaque). */
@@ -30,5 +33,33 @@ void bpfload_detach(struct bpfload_attachment *a);
 /* Frees B; accepts NULL. Attachments stay in force until detached, and a
  * map descriptor duplicated earlier keeps the map alive. */
 void bpfload_close(struct bpfload *b);
+
+/* The Unix socket guard (broker/monitor/unixguard.bpf.c, Linux 6.7): on a
+ * sandbox's cgroup it refuses (EPERM) every connect() and addressed send
+ * to a Unix pathname by a workload, except the calls of the sandbox's
+ * corral-init, unnamed and abstract addresses, and the exact paths
+ * listed. Loaded once, attached to each sandbox's cgroup. */
+#define BPFLOAD_UNIX_PATHS_MAX 16       /* listed paths of one sandbox */
+#define BPFLOAD_UNIX_LISTED_MAX_BYTES 100       /* a listed path's length, NUL excluded, is below */
+
+/* The loaded guard and its maps (opaque); one per daemon. */
+struct bpfload_unix;
+/* The guard on one sandbox's cgroup (opaque). */
+struct bpfload_unix_guard;
+
+/* Loads the embedded guard; NULL with errno (a kernel before 6.7 refuses
+ * the attach types). */
+struct bpfload_unix *bpfload_unix_open(void);
+/* Puts the guard on the cgroup v2 folder CGROUP_FD: SUPERVISOR (a tgid,
+ * the host's pid namespace) is the sandbox's corral-init, PATHS (at most
+ * BPFLOAD_UNIX_PATHS_MAX, each shorter than BPFLOAD_UNIX_LISTED_MAX_BYTES)
+ * the paths a workload may reach itself. NULL with errno; nothing stays
+ * of a failed attach. */
+struct bpfload_unix_guard *bpfload_unix_attach(struct bpfload_unix *u, int cgroup_fd,
+    pid_t supervisor, const char *const *paths, size_t npaths);
+/* Takes the guard off and its entries out of the maps; accepts NULL. */
+void bpfload_unix_detach(struct bpfload_unix_guard *g);
+/* Frees U; accepts NULL. Guards still attached stay in force until detached. */
+void bpfload_unix_close(struct bpfload_unix *u);
 
 #endif

@@ -133,6 +133,35 @@ monitor_wire_hello_decode(struct seqmsg *m, struct monitor_hello *h)
 	return 0;
 }
 
+/* CREATE's host Unix sockets, last: a count, then each path and name. */
+static void
+monitor_wire_create_encode_sockets(struct seqmsg *m, const struct monitor_create *r)
+{
+	seqmsg_put_u32(m, (uint32_t)r->n_sockets);
+	for (size_t i = 0; i < r->n_sockets; i++) {
+		seqmsg_put_str(m, r->sockets[i].path);
+		seqmsg_put_str(m, r->sockets[i].name);
+	}
+	if (r->n_sockets > MONITOR_SOCKETS_MAX)
+		m->overflow = true;
+}
+
+static int
+monitor_wire_create_sockets(struct seqmsg *m, struct monitor_wire_create *out)
+{
+	uint32_t n;
+
+	if (seqmsg_get_u32(m, &n) == -1 || n > MONITOR_SOCKETS_MAX)
+		return monitor_wire_bad();
+	for (uint32_t i = 0; i < n; i++)
+		if (seqmsg_get_str(m, &out->sockets[i].path) == -1 ||
+		    seqmsg_get_str(m, &out->sockets[i].name) == -1)
+			return monitor_wire_bad();
+	out->req.sockets = out->sockets;
+	out->req.n_sockets = n;
+	return 0;
+}
+
 void
 monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 {
@@ -158,6 +187,7 @@ monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 	seqmsg_put_u32(m, (uint32_t)r->n_grants);
 	for (size_t i = 0; i < r->n_grants; i++)
 		seqmsg_put_str(m, r->grants[i]);
+	monitor_wire_create_encode_sockets(m, r);
 }
 
 /* run_as. Who the caller is travels as its connection, not as numbers:
@@ -224,7 +254,8 @@ monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 	    monitor_wire_get_u64(m, &r->tmpfs_bytes) == -1 ||
 	    monitor_wire_get_u64(m, &r->home_bytes) == -1 ||
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
-	    monitor_wire_create_grants(m, out) == -1 || seqmsg_get_end(m, 1) == -1)
+	    monitor_wire_create_grants(m, out) == -1 ||
+	    monitor_wire_create_sockets(m, out) == -1 || seqmsg_get_end(m, 1) == -1)
 		return monitor_wire_bad();
 	r->caller_fd = seqmsg_take_fd(m, 0);
 	r->workdir = workdir[0] != '\0' ? workdir : NULL;

@@ -38,6 +38,7 @@
 #define MONITOR_MISSING_MAX 8           /* layers a sandbox may lack, listed */
 #define MONITOR_HOME_MAX_BYTES 4096     /* a sandbox's HOME path */
 #define MONITOR_SLOTS_MAX 16384         /* /30s of a /16 pool: CREATE names one */
+#define MONITOR_SOCKETS_MAX 16          /* host Unix sockets one CREATE lists */
 
 enum monitor_wire_type {
 	MONITOR_HELLO = 64,
@@ -58,6 +59,13 @@ enum monitor_wire_type {
 struct monitor_root {
 	const char *path;               /* absolute, without symlinks, ".", ".." or "//" */
 	bool read_only;
+};
+
+/* A host Unix socket of the policy, opened with the caller's rights and
+ * bound inside at INITPROTO_SOCKETS_DIR/NAME. */
+struct monitor_socket {
+	const char *path;               /* absolute, normalized */
+	const char *name;               /* one file name, checked again by the monitor */
 };
 
 /* A sandbox to build; the broker validated it (names, roots, run_as). The
@@ -85,6 +93,8 @@ struct monitor_create {
 	const char *grant_home;         /* where grants are copied from (opened as the caller) */
 	const char *const *grants;      /* grant names (built-in or the config's) */
 	size_t n_grants;
+	const struct monitor_socket *sockets;   /* the policy's host Unix sockets */
+	size_t n_sockets;               /* at most MONITOR_SOCKETS_MAX */
 };
 
 /* A path a grant did not copy, and why. */
@@ -155,6 +165,7 @@ struct monitor_wire_create {
 	struct monitor_create req;
 	struct monitor_root roots[CORRAL_ROOTS_MAX];
 	const char *grants[CORRAL_GRANTS_MAX];
+	struct monitor_socket sockets[MONITOR_SOCKETS_MAX];
 };
 
 /* A decoded REAPED. */

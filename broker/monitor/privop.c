@@ -26,6 +26,7 @@
 #include "broker/monitor/privop.h"
 #include "broker/monitor/spawn.h"
 #include "broker/monitor/netlink.h"
+#include "common/initproto.h"
 #include "common/log.h"
 #include "common/reason.h"
 #include "common/sock.h"
@@ -40,6 +41,11 @@
 #define PRIVOP_IFNAME_PREFIX "crs"       /* crs<slot>h, crs<slot>s */
 #define PRIVOP_DIR_MODE 0711           /* others may pass through to their own home, not list */
 
+_Static_assert(MONITOR_SOCKETS_MAX == INITPROTO_SOCKETS_MAX &&
+    MONITOR_SOCKETS_MAX <= BPFLOAD_UNIX_PATHS_MAX, "one limit of listed unix sockets");
+_Static_assert(sizeof(INITPROTO_SOCKETS_DIR "/") + INITPROTO_SOCKET_NAME_MAX_BYTES <=
+    BPFLOAD_UNIX_LISTED_MAX_BYTES, "every listed socket's inside path fits the guard");
+
 /* What the monitor keeps of one sandbox. */
 struct privop_sandbox {
 	char name[64];
@@ -47,6 +53,7 @@ struct privop_sandbox {
 	struct cgroup_sandbox *cg;
 	struct spawn *sp;
 	struct bpfload_attachment *watch;
+	struct bpfload_unix_guard *unix_guard;  /* NULL: host Unix sockets unguarded */
 	struct privop_sandbox *next;
 };
 
@@ -65,6 +72,7 @@ struct privop {
 	struct cgroup_host cgh;
 	struct fence *fence;
 	struct bpfload *bpf;            /* NULL: binaries cannot be identified */
+	struct bpfload_unix *unix_bpf;  /* NULL: no sandbox gets the Unix socket guard */
 	struct privop_sandbox *sandboxes;
 };
 
@@ -133,6 +141,17 @@ privop_setup_fence(struct privop *p, char **err)
 	return 0;
 }
 
+/* The Unix socket guard, loaded once (Linux 6.7's connect_unix hooks).
+ * Without it, every sandbox lacks the layer: hard_requirement refuses
+ * them, best_effort starts them partial. */
+static void
+privop_setup_unix_guard(struct privop *p)
+{
+	if ((p->unix_bpf = bpfload_unix_open()) == NULL)
+		log_warnx("unix socket guard unavailable (%s): sandboxes lack the "
+		    "unix-socket guard layer", strerror(errno));
+}
+
 struct privop *
 privop_new(const struct monitor_setup *cfg, char **err)
 {
@@ -162,6 +181,7 @@ privop_new(const struct monitor_setup *cfg, char **err)
 		log_warnx("identification unavailable: binary-scoped policy entries will refuse");
 		p->bpf = NULL;
 	}
+	privop_setup_unix_guard(p);
 	return p;
 fail:
 	privop_free(p);
@@ -184,6 +204,7 @@ privop_free(struct privop *p)
 	}
 	bpfload_detach(p->host_watch);
 	bpfload_close(p->bpf);
+	bpfload_unix_close(p->unix_bpf);
 	if (p->self_netns != -1)
 		close(p->self_netns);
 	if (p->sandboxes_fd != -1)
@@ -476,6 +497,7 @@ privop_sandbox_free(struct privop *p, struct privop_sandbox *s)
 		free(why);
 	}
 	bpfload_detach(s->watch);
+	bpfload_unix_detach(s->unix_guard);
 	spawn_free(s->sp);
 	cgroup_sandbox_free(s->cg);
 	privop_remove_home(p, s->name);
@@ -498,6 +520,8 @@ privop_layers_of(struct privop *p, struct privop_sandbox *s, struct monitor_buil
 		out->missing[out->n_missing++] = "nftables fence";
 	if (cgroup_sandbox_v2_fd(s->cg) == -1)
 		out->missing[out->n_missing++] = "cgroup v2 tracking";
+	if (s->unix_guard == NULL)
+		out->missing[out->n_missing++] = "unix-socket guard";
 	out->limit_source[0] = cgroup_limit_source(s->cg, CGROUP_PIDS);
 	out->limit_source[1] = cgroup_limit_source(s->cg, CGROUP_MEMORY);
 	out->limit_source[2] = cgroup_limit_source(s->cg, CGROUP_CPU);
@@ -575,6 +599,7 @@ privop_start_init(struct privop *p, const struct monitor_create *req,
 		.init_path = p->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
 		.own_dirs = p->cfg.own_dirs, .n_own_dirs = p->cfg.n_own_dirs,
 		.tmpfs_bytes = req->tmpfs_bytes,
+		.sockets = req->sockets, .n_sockets = req->n_sockets,
 	};
 
 	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));
@@ -610,6 +635,40 @@ privop_watch(struct privop *p, struct privop_sandbox *s, struct monitor_built *o
 		return -1;
 	}
 	out->map_fd = bpfload_map_fd(p->bpf);
+	return 0;
+}
+
+/* The kernel's Unix socket guard on S's cgroup, its corral-init the
+ * supervisor and the listed sockets reachable at their inside paths;
+ * then corral-init supervises connect(). Where it cannot be put on, the
+ * sandbox lacks the layer (privop_layers_of): hard_requirement refuses
+ * it. -1 only for a request no broker sends. */
+static int
+privop_unix_guard(struct privop *p, struct privop_sandbox *s, const struct monitor_create *req,
+    char **err)
+{
+	char store[MONITOR_SOCKETS_MAX][BPFLOAD_UNIX_LISTED_MAX_BYTES];
+	const char *paths[MONITOR_SOCKETS_MAX];
+
+	if (req->n_sockets > MONITOR_SOCKETS_MAX || req->n_sockets > BPFLOAD_UNIX_PATHS_MAX)
+		return reason_set(err, "refused: at most %d unix sockets", MONITOR_SOCKETS_MAX);
+	for (size_t i = 0; i < req->n_sockets; i++) {
+		if (snprintf(store[i], sizeof(store[i]), "%s/%s", INITPROTO_SOCKETS_DIR,
+		    req->sockets[i].name) >= (int)sizeof(store[i]))
+			return reason_set(err, "refused: unix socket name %s is too long",
+			    req->sockets[i].name);
+		paths[i] = store[i];
+	}
+	if (p->unix_bpf == NULL || cgroup_sandbox_v2_fd(s->cg) == -1)
+		return 0;
+	s->unix_guard = bpfload_unix_attach(p->unix_bpf, cgroup_sandbox_v2_fd(s->cg),
+	    spawn_pid(s->sp), paths, req->n_sockets);
+	if (s->unix_guard == NULL) {
+		log_warnx("sandbox %s: the unix socket guard cannot be put on: %s", s->name,
+		    strerror(errno));
+		return 0;
+	}
+	spawn_set_unix_guard(s->sp, true);
 	return 0;
 }
 
@@ -716,7 +775,8 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	    privop_start_init(p, req, s, out, home_fd, err) == -1 ||
 	    privop_wire(p, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address, err) == -1 ||
 	    privop_listeners(p, out, err) == -1 ||
-	    privop_watch(p, s, out, err) == -1 || privop_finish(p, req, s, out, err) == -1)
+	    privop_watch(p, s, out, err) == -1 || privop_unix_guard(p, s, req, err) == -1 ||
+	    privop_finish(p, req, s, out, err) == -1)
 		goto fail;
 	close(home_fd);
 	s->next = p->sandboxes;

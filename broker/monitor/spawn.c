@@ -524,6 +524,109 @@ spawn_launch(struct spawn *sp, const struct spawn_spec *s, char **err)
 	return 0;
 }
 
+/* True when NAME can name a socket in INITPROTO_SOCKETS_DIR: one file
+ * name, not hidden, not too long. */
+static bool
+spawn_socket_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= INITPROTO_SOCKET_NAME_MAX_BYTES && name[0] != '.' &&
+	    strchr(name, '/') == NULL;
+}
+
+/* Checks the sockets of S by their paths and names: each name once. */
+static int
+spawn_check_sockets(const struct spawn_spec *s, char **err)
+{
+	if (s->n_sockets > INITPROTO_SOCKETS_MAX)
+		return reason_set(err, "a sandbox lists at most %d unix sockets",
+		    INITPROTO_SOCKETS_MAX);
+	for (size_t i = 0; i < s->n_sockets; i++) {
+		if (!spawn_path_ok(s->sockets[i].path) || !spawn_socket_name_ok(s->sockets[i].name))
+			return reason_set(err, "unix socket %s refused: its path must be absolute "
+			    "and its name one file name", s->sockets[i].path);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->sockets[i].name, s->sockets[j].name) == 0)
+				return reason_set(err, "unix socket name %s is given twice",
+				    s->sockets[i].name);
+	}
+	return 0;
+}
+
+/* Opens the host socket U with the calling thread's file-system identity
+ * (O_PATH, no symlink on the way) and checks that this identity may
+ * connect to it: a socket it may write. */
+static int
+spawn_open_socket(const struct monitor_socket *u, char **err)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	struct stat st;
+	int fd;
+
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, u->path, &how, sizeof(how));
+	if (fd == -1)
+		return reason_set(err, "unix socket %s refused: %s%s", u->path, strerror(errno),
+		    errno == ELOOP ? " (a symlink is on the path: name the socket it leads to)" : "");
+	if (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+		close(fd);
+		return reason_set(err, "unix socket %s refused: it is not a socket", u->path);
+	}
+	/* AT_EACCESS: the check uses fsuid and fsgid, the caller's. */
+	if (syscall(SYS_faccessat2, fd, "", W_OK, AT_EACCESS | AT_EMPTY_PATH) == -1) {
+		close(fd);
+		return reason_set(err, "unix socket %s refused: you may not connect to it",
+		    u->path);
+	}
+	return fd;
+}
+
+static int
+spawn_open_each_socket(const void *arg, int *fds, char **err)
+{
+	const struct spawn_spec *s = arg;
+
+	for (size_t i = 0; i < s->n_sockets; i++)
+		if ((fds[i] = spawn_open_socket(&s->sockets[i], err)) == -1)
+			return -1;
+	return 0;
+}
+
+/* The policy's host sockets of S, opened as the caller and cloned as
+ * detached trees into SP's spec, to be bound inside. */
+static int
+spawn_sockets(struct spawn *sp, const struct spawn_spec *s, char **err)
+{
+	struct spawn_opener o = { s->caller_uid, s->caller_gid, s->caller_groups,
+	    s->n_caller_groups, spawn_open_each_socket, s, s->n_sockets };
+	int fds[INITPROTO_SOCKETS_MAX], tree, rc = 0;
+
+	if (s->n_sockets == 0)
+		return 0;
+	if (spawn_check_sockets(s, err) == -1 || spawn_open_as(&o, fds, err) == -1)
+		return -1;
+	for (size_t i = 0; i < s->n_sockets; i++) {
+		/* A clone of a file's mount is that file bound anywhere. */
+		tree = rc == 0 ? open_tree(fds[i], "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+		    AT_EMPTY_PATH) : -1;
+		if (tree == -1 && rc == 0)
+			rc = reason_set(err, "cloning the mount of unix socket %s: %s",
+			    s->sockets[i].path, strerror(errno));
+		close(fds[i]);
+		sp->ispec.socket_fd[i] = tree;
+		sp->ispec.socket_name[i] = s->sockets[i].name;
+		sp->ispec.n_sockets = i + 1;
+	}
+	return rc;
+}
+
+void
+spawn_set_unix_guard(struct spawn *sp, bool on)
+{
+	sp->ispec.unix_guard = on;
+}
+
 /* Closes every tree SP still holds. */
 static void
 spawn_close_trees(struct spawn *sp)
@@ -539,6 +642,12 @@ spawn_close_trees(struct spawn *sp)
 		close(sp->ispec.home_fd);
 	sp->ispec.home_fd = -1;
 	sp->ispec.n_roots = 0;
+	for (i = 0; i < sp->ispec.n_sockets; i++) {
+		if (sp->ispec.socket_fd[i] != -1)
+			close(sp->ispec.socket_fd[i]);
+		sp->ispec.socket_fd[i] = -1;
+	}
+	sp->ispec.n_sockets = 0;
 }
 
 struct spawn *
@@ -566,7 +675,7 @@ spawn_start(const struct spawn_spec *s, char **err)
 	spawn_fill(sp, s, fds);
 	for (i = 0; i <= CORRAL_ROOTS_MAX; i++)
 		fds[i] = -1;
-	if (spawn_launch(sp, s, err) == -1)
+	if (spawn_sockets(sp, s, err) == -1 || spawn_launch(sp, s, err) == -1)
 		goto fail;
 	return sp;
 fail:

@@ -52,6 +52,10 @@ struct spawn_spec {
 	size_t n_own_dirs;
 	int cgroup_fd;          /* a cgroup v2 folder corral-init joins before
 	                         * its first instruction, or -1 */
+	const struct monitor_socket *sockets;   /* host Unix sockets, opened with the
+	                                         * caller's rights (each one it may
+	                                         * connect to) and bound inside */
+	size_t n_sockets;       /* at most INITPROTO_SOCKETS_MAX */
 };
 
 struct spawn;
@@ -69,6 +73,10 @@ pid_t spawn_pid(const struct spawn *sp);
 int spawn_pidfd(const struct spawn *sp);
 /* The sandbox's network namespace (owned by SP), for moving the veth in. */
 int spawn_netns_fd(const struct spawn *sp);
+/* Before spawn_ready: whether the kernel's Unix socket guard is on the
+ * sandbox's cgroup, so that corral-init supervises connect() (the spec's
+ * unix_guard). */
+void spawn_set_unix_guard(struct spawn *sp, bool on);
 /* Sends the spec and waits at most TIMEOUT_MS for corral-init's answer. */
 int spawn_ready(struct spawn *sp, int timeout_ms, char **err);
 /* After spawn_ready: the Landlock ABI corral-init put in force (0: none)

@@ -71,7 +71,8 @@ fuzz_decode(void)
 
 	if (create != NULL && monitor_wire_create_decode(&fuzz_msg, create) == 0) {
 		if (create->req.n_roots == 0 || create->req.n_roots > CORRAL_ROOTS_MAX ||
-		    create->req.n_grants > CORRAL_GRANTS_MAX)
+		    create->req.n_grants > CORRAL_GRANTS_MAX ||
+		    create->req.n_sockets > MONITOR_SOCKETS_MAX)
 			abort();
 		fuzz_close(create->req.caller_fd);
 	}

@@ -155,6 +155,53 @@ test_every_violation_is_reported(void **state)
 	assert_null(report.messages);
 }
 
+/* Checks a policy listing the sockets PATHS (N of them) and nothing else. */
+static enum caller_result
+check_sockets(const char *const *paths, size_t n, struct caller_report *report)
+{
+	struct policy_unix_socket socks[POLICY_UNIX_SOCKETS_MAX];
+	enum caller_result result;
+	struct policy p;
+
+	memset(&p, 0, sizeof(p));
+	memset(socks, 0, sizeof(socks));
+	p.version = 1;
+	for (size_t i = 0; i < n; i++)
+		socks[i].path = (char *)(uintptr_t)paths[i];
+	p.unix_sockets = socks;
+	p.nunix_sockets = n;
+	result = caller_check(&p, roots, NROOTS, RUNTIME, report);
+	return result;
+}
+
+/* The caller's own sockets may be anywhere it reaches: the monitor checks
+ * that reach with the caller's rights. */
+static void
+test_sockets_outside_the_roots_are_allowed(void **state)
+{
+	const char *const paths[] = { "/run/user/1000/ssh-agent.socket", "/tmp/ssh-x/agent.1",
+	    "/home/sam/.cache/clangd.sock", "/var/run/docker.sock" };
+	struct caller_report report = { 0 };
+
+	assert_int_equal(check_sockets(paths, 4, &report), CALLER_OK);
+	assert_int_equal(report.nmessages, 0);
+}
+
+static void
+test_sockets_of_the_kernel_and_the_runtime_are_refused(void **state)
+{
+	const char *const paths[] = { "/proc/1/root/run/x.sock", "/sys/fs/s", "/dev/log",
+	    RUNTIME "/corrald.sock", "/devices/ok.sock" };
+	struct caller_report report = { 0 };
+
+	assert_int_equal(check_sockets(paths, 5, &report), CALLER_REFUSED);
+	assert_int_equal(report.nmessages, 4);
+	assert_non_null(strstr(report.messages[0], "unix_sockets: /proc/1/root/run/x.sock is within /proc"));
+	assert_non_null(strstr(report.messages[2], "/dev/log is within /dev"));
+	assert_non_null(strstr(report.messages[3], "is within " RUNTIME));
+	caller_report_clear(&report);
+}
+
 static void
 test_within_is_by_whole_segments(void **state)
 {
@@ -180,6 +227,8 @@ main(void)
 		cmocka_unit_test(test_root_directory_is_refused),
 		cmocka_unit_test(test_every_violation_is_reported),
 		cmocka_unit_test(test_within_is_by_whole_segments),
+		cmocka_unit_test(test_sockets_outside_the_roots_are_allowed),
+		cmocka_unit_test(test_sockets_of_the_kernel_and_the_runtime_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

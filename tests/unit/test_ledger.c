@@ -242,6 +242,33 @@ test_format_absent_fields_are_null(void **state)
 	assert_string_equal(out, expect);
 }
 
+/* corral-ledger(5)'s unix record: the socket's path as host, no mode,
+ * port or ip. */
+static void
+test_format_unix_refusal(void **state)
+{
+	struct ledger_record rec;
+	char out[LEDGER_RECORD_MAX_BYTES];
+	const char *expect = "{\"ts\":\"2025-11-29T17:58:31.123456Z\",\"event\":\"unix\","
+	    "\"id\":null,\"sandbox\":\"sb\",\"session_id\":null,\"agent\":null,\"run\":null,"
+	    "\"pid\":4242,\"binary\":\"/usr/bin/ssh\",\"mode\":null,\"host\":\"/srv/w/docker.sock\","
+	    "\"port\":null,\"ip\":null,\"decision\":\"deny\",\"policy\":null,"
+	    "\"reason\":\"unix_socket_not_allowed\",\"bytes_up\":null,\"bytes_down\":null,"
+	    "\"duration_ms\":null}\n";
+
+	(void)state;
+	ledger_record_init(&rec, LEDGER_EVENT_UNIX);
+	rec.ts_us = TEST_TS_US;
+	rec.sandbox = "sb";
+	rec.pid = 4242;
+	rec.binary = "/usr/bin/ssh";
+	rec.host = "/srv/w/docker.sock";
+	rec.decision = LEDGER_DECISION_DENY;
+	rec.reason = "unix_socket_not_allowed";
+	format(&rec, out);
+	assert_string_equal(out, expect);
+}
+
 static void
 test_format_negative_numbers_and_dns_mode(void **state)
 {
@@ -914,6 +941,7 @@ main(void)
 		cmocka_unit_test(test_format_deny_connect_record_is_byte_exact),
 		cmocka_unit_test(test_format_close_record_has_bytes_and_duration),
 		cmocka_unit_test(test_format_absent_fields_are_null),
+		cmocka_unit_test(test_format_unix_refusal),
 		cmocka_unit_test(test_format_negative_numbers_and_dns_mode),
 		cmocka_unit_test(test_format_zero_ts_means_now),
 		cmocka_unit_test(test_format_ts_reuses_the_second_and_stays_exact),

@@ -197,6 +197,43 @@ test_create_carries_grants_and_their_home(void **state)
 }
 
 static void
+test_create_carries_the_unix_sockets(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	const struct monitor_socket socks[] = { { "/run/user/1000/agent", "ssh-agent" },
+		{ "/home/alice/.cache/ls.sock", "ls.sock" } };
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	r.sockets = socks;
+	r.n_sockets = 2;
+	monitor_wire_create_encode(p->out, &r);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
+	assert_int_equal(got->req.n_sockets, 2);
+	assert_string_equal(got->req.sockets[0].path, "/run/user/1000/agent");
+	assert_string_equal(got->req.sockets[1].name, "ls.sock");
+	close(got->req.caller_fd);
+	free(got);
+}
+
+/* A count over the bound is a malformed message, never a longer list. */
+static void
+test_create_with_too_many_sockets_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	monitor_wire_create_encode(p->out, &r);
+	p->out->len -= 4;
+	seqmsg_put_u32(p->out, MONITOR_SOCKETS_MAX + 1);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
+	free(got);
+}
+
+static void
 test_built_carries_what_the_grants_copied(void **state)
 {
 	struct pair *p = *state;
@@ -348,6 +385,8 @@ main(void)
 		T(test_create_flag_other_than_0_or_1_is_refused),
 		T(test_create_with_a_descriptor_is_refused),
 		T(test_create_carries_grants_and_their_home),
+		T(test_create_carries_the_unix_sockets),
+		T(test_create_with_too_many_sockets_is_refused),
 		T(test_built_carries_what_the_grants_copied),
 		T(test_built_round_trips_with_its_six_descriptors),
 		T(test_reap_list_over_its_bound_is_refused),

@@ -22,6 +22,7 @@
 #include "policy/diag.h"
 #include "policy/load.h"
 #include "policy/policy.h"
+#include "policy/render.h"
 #include "tests/unit/yaml-test-util.h"
 
 #define TEST_DOC_MAX_BYTES 4096
@@ -1142,6 +1143,165 @@ test_new_policy_is_empty_and_strict(void **state)
 	policy_free(NULL);
 }
 
+/* ---- filesystem_policy.unix_sockets ---- */
+
+static const char sockets_doc[] =
+    "filesystem_policy:\n"
+    "  unix_sockets:\n"
+    "    - path: /run/user/1000//ssh-agent.socket/\n"
+    "      env: SSH_AUTH_SOCK\n"
+    "    - {path: /home/sam/.cache/clangd/sock, name: clangd}\n";
+
+static void
+test_unix_sockets_load_with_names_and_env(void **state)
+{
+	assert_int_equal(load(sockets_doc), 0);
+	assert_int_equal(pol->nunix_sockets, 2);
+	assert_string_equal(pol->unix_sockets[0].path, "/run/user/1000/ssh-agent.socket");
+	assert_string_equal(pol->unix_sockets[0].name, "ssh-agent.socket");
+	assert_string_equal(pol->unix_sockets[0].env, "SSH_AUTH_SOCK");
+	assert_int_equal(pol->unix_sockets[0].line, 3);
+	assert_int_equal(pol->unix_sockets[0].col, 7);
+	assert_string_equal(pol->unix_sockets[1].path, "/home/sam/.cache/clangd/sock");
+	assert_string_equal(pol->unix_sockets[1].name, "clangd");
+	assert_null(pol->unix_sockets[1].env);
+}
+
+static void
+test_unix_socket_relative_path_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - path: run/agent\n", 3, 13,
+	    "unix socket path 'run/agent' is not absolute");
+}
+
+static void
+test_unix_socket_without_path_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - name: agent\n", 3, 7,
+	    "'path'");
+}
+
+static void
+test_unix_socket_as_a_plain_path_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets: [/run/agent]\n", 2, 18,
+	    "unix_sockets");
+}
+
+static void
+test_unix_socket_unknown_key_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - {path: /a/s, mode: rw}\n", 3, 20,
+	    "unknown key 'mode' in unix socket (expected path, name, env)");
+}
+
+static void
+test_unix_socket_bad_name_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - {path: /a/s, name: ../x}\n", 3, 26,
+	    "unix socket name '../x' is refused");
+}
+
+static void
+test_unix_socket_hidden_basename_needs_a_name(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - path: /home/sam/.agent\n", 3, 13,
+	    "(the path's last component) is refused");
+}
+
+static void
+test_unix_socket_long_name_refused(void **state)
+{
+	char doc[TEST_DOC_MAX_BYTES], name[POLICY_UNIX_SOCKET_NAME_MAX_BYTES + 2];
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(doc, sizeof(doc), "filesystem_policy:\n  unix_sockets:\n    - path: /a/%s\n", name);
+	assert_only_error(doc, 3, 13, "at most 64");
+}
+
+static void
+test_unix_socket_env_of_corral_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - {path: /a/s, env: HTTPS_PROXY}\n",
+	    3, 25, "unix socket env 'HTTPS_PROXY' is set by corral itself");
+}
+
+static void
+test_unix_socket_env_of_the_loader_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - {path: /a/s, env: LD_PRELOAD}\n",
+	    3, 25, "steers the dynamic loader");
+}
+
+static void
+test_unix_socket_env_not_a_name_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - {path: /a/s, env: 1X}\n",
+	    3, 25, "is not a variable name");
+}
+
+static void
+test_unix_socket_name_twice_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - path: /a/agent\n"
+	    "    - path: /b/agent\n", 4, 7,
+	    "unix socket name 'agent' is given twice (first at line 3, column 7)");
+}
+
+static void
+test_unix_socket_path_twice_refused(void **state)
+{
+	assert_only_error("filesystem_policy:\n  unix_sockets:\n    - {path: /a/s, name: one}\n"
+	    "    - {path: /a//s, name: two}\n", 4, 7, "unix socket path '/a/s' is given twice");
+}
+
+static void
+test_too_many_unix_sockets_refused(void **state)
+{
+	char doc[TEST_DOC_MAX_BYTES];
+	size_t n;
+
+	n = (size_t)snprintf(doc, sizeof(doc), "filesystem_policy:\n  unix_sockets:\n");
+	for (int i = 0; i <= POLICY_UNIX_SOCKETS_MAX; i++)
+		n += (size_t)snprintf(doc + n, sizeof(doc) - n, "    - path: /s/%d\n", i);
+	assert_only_error(doc, 3, 5, "unix_sockets lists 17 sockets: at most 16");
+}
+
+static void
+test_dup_and_equal_see_unix_sockets(void **state)
+{
+	struct policy *copy;
+
+	assert_int_equal(load(sockets_doc), 0);
+	copy = policy_dup(pol);
+	assert_non_null(copy);
+	assert_true(policy_equal(pol, copy));
+	assert_ptr_not_equal(copy->unix_sockets[0].path, pol->unix_sockets[0].path);
+	copy->unix_sockets[0].line = 99;
+	assert_true(policy_equal(pol, copy));
+	free(copy->unix_sockets[1].name);
+	copy->unix_sockets[1].name = strdup("other");
+	assert_false(policy_equal(pol, copy));
+	policy_free(copy);
+}
+
+/* Rendered and loaded again, the sockets say the same. */
+static void
+test_unix_sockets_survive_rendering(void **state)
+{
+	struct policy *again = NULL;
+	char *text = NULL;
+
+	assert_int_equal(load(sockets_doc), 0);
+	assert_int_equal(render_yaml(pol, &text, NULL), RENDER_OK);
+	assert_non_null(strstr(text, "unix_sockets:"));
+	assert_int_equal(policy_load_buffer("r.yaml", text, strlen(text), &again, &diags), 0);
+	assert_true(policy_equal(pol, again));
+	policy_free(again);
+	free(text);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int
@@ -1253,6 +1413,22 @@ main(void)
 		T(test_equal_sees_a_changed_cidr),
 		T(test_equal_ignores_positions),
 		T(test_new_policy_is_empty_and_strict),
+		T(test_unix_sockets_load_with_names_and_env),
+		T(test_unix_socket_relative_path_refused),
+		T(test_unix_socket_without_path_refused),
+		T(test_unix_socket_as_a_plain_path_refused),
+		T(test_unix_socket_unknown_key_refused),
+		T(test_unix_socket_bad_name_refused),
+		T(test_unix_socket_hidden_basename_needs_a_name),
+		T(test_unix_socket_long_name_refused),
+		T(test_unix_socket_env_of_corral_refused),
+		T(test_unix_socket_env_of_the_loader_refused),
+		T(test_unix_socket_env_not_a_name_refused),
+		T(test_unix_socket_name_twice_refused),
+		T(test_unix_socket_path_twice_refused),
+		T(test_too_many_unix_sockets_refused),
+		T(test_dup_and_equal_see_unix_sockets),
+		T(test_unix_sockets_survive_rendering),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,6 +34,10 @@
 #include <sys/syscall.h>
 #include <sys/timex.h>
 #include <sys/uio.h>
+#include <sys/un.h>
+#include <poll.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +68,12 @@
 #define TRIAL_NR_IO_URING_SETUP 425
 #define TRIAL_NR_IO_URING_ENTER 426
 #define TRIAL_NR_IO_URING_REGISTER 427
+#define TRIAL_NR_STATMOUNT 457
+#define TRIAL_NR_LISTMOUNT 458
+#define TRIAL_NR_LSM_SET_SELF_ATTR 460
+#define TRIAL_NR_MSEAL 462
+/* kcmp's "same file" question (linux/kcmp.h). */
+#define TRIAL_KCMP_FILE 0
 #define TRIAL_X32_BIT 0x40000000L
 /* i386's getpid, made through int 0x80. */
 #define TRIAL_I386_NR_GETPID 20L
@@ -116,7 +126,7 @@ attacker(void *arg)
 {
 	const struct trial_args *a = arg;
 
-	if (a->filtered && seccomp_apply_workload() == -1)
+	if (a->filtered && seccomp_apply_workload(NULL) == -1)
 		return 10000 + errno;
 	return a->fn(getppid());
 }
@@ -166,6 +176,18 @@ expect_killed(attempt_fn fn)
 	assert_int_equal(WTERMSIG(f.status), SIGSYS);
 	c = trial(AS_NOBODY, fn, 0);
 	assert_false(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGSYS);
+}
+
+/* FN gets ERR under the filter, as the kernel answers it without one. */
+static void
+expect_allowed_with(attempt_fn fn, int err)
+{
+	struct child_probe_outcome f;
+
+	need_trial(AS_NOBODY);
+	f = trial(AS_NOBODY, fn, 1);
+	assert_true(f.reported);
+	assert_int_equal(f.err, err);
 }
 
 /* FN works under the filter. */
@@ -506,7 +528,7 @@ noexec_ns_attempt(void *arg)
 	if (fd == -1 || write(fd, "1", 1) != 1)
 		return 20000 + errno;
 	close(fd);
-	if (seccomp_apply_workload() == -1)
+	if (seccomp_apply_workload(NULL) == -1)
 		return 10000 + errno;
 	fd = memfd_of_true(MFD_CLOEXEC);
 	return fd == -1 ? 20000 + errno : exec_fd_link(fd);
@@ -635,6 +657,262 @@ static void test_lookup_dcookie_is_refused(void **s) { expect_refused(AS_NOBODY,
 static void test_name_to_handle_at_is_refused(void **s) { expect_refused(AS_NOBODY, try_name_to_handle_at, EPERM); }
 static void test_open_by_handle_at_is_refused(void **s) { expect_refused(AS_ROOT, try_open_by_handle_at, EPERM); }
 static void test_personality_read_implies_exec_is_refused(void **s) { expect_refused(AS_NOBODY, try_personality_exec, EPERM); }
+
+/* The calls of the Linux 6.18 audit: old or new kernel surface no
+ * workload needs. Without the filter each answers something else (0,
+ * EFAULT, EINVAL, or ENOSYS for uselib where it is not built). */
+static int try_modify_ldt(pid_t p) { char buf[16]; return result(syscall(SYS_modify_ldt, 0, buf, sizeof(buf))); }
+static int try_uselib(pid_t p) { return result(syscall(SYS_uselib, "/nonexistent/corral")); }
+static int try_kcmp(pid_t p) { return result(syscall(SYS_kcmp, getpid(), p, TRIAL_KCMP_FILE, 0, 0)); }
+static int try_fanotify_init(pid_t p) { return result(syscall(SYS_fanotify_init, 0, 0)); }
+static int try_lsm_set_self_attr(pid_t p) { return result(syscall(TRIAL_NR_LSM_SET_SELF_ATTR, 0, NULL, 0, 0)); }
+static int try_statmount(pid_t p) { return result(syscall(TRIAL_NR_STATMOUNT, NULL, NULL, 0, 0)); }
+static int try_listmount(pid_t p) { return result(syscall(TRIAL_NR_LISTMOUNT, NULL, NULL, 0, 0)); }
+static int try_mseal_nothing(pid_t p) { return result(syscall(TRIAL_NR_MSEAL, 0, 0, 0)); }
+
+static void test_modify_ldt_is_refused(void **s) { expect_refused(AS_NOBODY, try_modify_ldt, EPERM); }
+static void test_uselib_is_refused(void **s) { expect_refused(AS_NOBODY, try_uselib, EPERM); }
+static void test_kcmp_is_refused(void **s) { expect_refused(AS_NOBODY, try_kcmp, EPERM); }
+static void test_fanotify_init_is_refused(void **s) { expect_refused(AS_ROOT, try_fanotify_init, EPERM); }
+static void test_lsm_set_self_attr_is_refused(void **s) { expect_refused(AS_NOBODY, try_lsm_set_self_attr, EPERM); }
+static void test_statmount_answers_enosys(void **s) { expect_refused(AS_NOBODY, try_statmount, ENOSYS); }
+static void test_listmount_answers_enosys(void **s) { expect_refused(AS_NOBODY, try_listmount, ENOSYS); }
+static void test_mseal_still_works(void **s) { expect_allowed(try_mseal_nothing); }
+
+/* ---- connect() supervised: the filter hands it to whoever holds the
+ * listener (corral-init's supervisor; here the test itself). ---- */
+
+#define NOTIFY_WAIT_MS 5000     /* for the child's notification or report */
+
+/* Sends FD over SOCK by SCM_RIGHTS with one byte. */
+static int
+send_fd(int sock, int fd)
+{
+	char byte = 'l';
+	struct iovec iov = { &byte, 1 };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	    .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	memset(&ctl, 0, sizeof(ctl));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &mh, 0) == 1 ? 0 : -1;
+}
+
+static int
+recv_fd(int sock)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+	    .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != 1 || (c = CMSG_FIRSTHDR(&mh)) == NULL ||
+	    c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* What the supervised child does; 0 or its errno. */
+typedef int (*notify_attempt_fn)(int arg);
+
+/* In the child: the filter with a listener, the listener to the parent
+ * (or closed at once when DROP), then FN, whose result goes back on SOCK. */
+static void __attribute__((noreturn))
+notify_child(int sock, notify_attempt_fn fn, int arg, bool drop)
+{
+	int listener = -1, err;
+
+	if (seccomp_apply_workload(&listener) == -1)
+		err = 10000 + errno;
+	else if (!drop && send_fd(sock, listener) == -1)
+		err = 20000 + errno;
+	else
+		err = (close(listener), fn(arg));
+	_exit(write(sock, &err, sizeof(err)) == (ssize_t)sizeof(err) ? 0 : 1);
+}
+
+/* The child's report; -1 when it sent none in time. */
+static int
+notify_report(int sock)
+{
+	struct pollfd p = { sock, POLLIN, 0 };
+	int err;
+
+	if (poll(&p, 1, NOTIFY_WAIT_MS) != 1 || read(sock, &err, sizeof(err)) != sizeof(err))
+		return -1;
+	return err;
+}
+
+/* Forks FN under a supervised filter; *PID and *SOCK for the parent. */
+static void
+notify_start(notify_attempt_fn fn, int arg, bool drop, pid_t *pid, int *sock)
+{
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	*pid = fork();
+	assert_true(*pid != -1);
+	if (*pid == 0) {
+		close(sv[0]);
+		notify_child(sv[1], fn, arg, drop);
+	}
+	close(sv[1]);
+	*sock = sv[0];
+}
+
+static int
+notify_end(pid_t pid, int sock)
+{
+	int err = notify_report(sock), status;
+
+	close(sock);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return err;
+}
+
+/* Receives the next notification of LISTENER into N (within the wait). */
+static void
+notify_receive(int listener, struct seccomp_notif *n)
+{
+	struct pollfd p = { listener, POLLIN, 0 };
+
+	memset(n, 0, sizeof(*n));
+	assert_int_equal(poll(&p, 1, NOTIFY_WAIT_MS), 1);
+	assert_int_equal(ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, n), 0);
+}
+
+static void
+notify_answer(int listener, uint64_t id, int err, uint32_t flags)
+{
+	struct seccomp_notif_resp r = { .id = id, .error = -err, .flags = flags };
+
+	assert_int_equal(ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r), 0);
+}
+
+static int
+connect_unix_path(int unused)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX, .sun_path = "/nonexistent/corral.sock" };
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	rc = result(connect(s, (struct sockaddr *)&a, sizeof(a)));
+	close(s);
+	return rc;
+}
+
+/* Connects to 127.0.0.1:PORT. */
+static int
+connect_loopback(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	rc = result(connect(s, (struct sockaddr *)&a, sizeof(a)));
+	close(s);
+	return rc;
+}
+
+/* A second listener in the same filter chain: the kernel allows one. */
+static int
+stack_own_listener(int unused)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { 1, &allow };
+
+	return result(syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER,
+	    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog));
+}
+
+static void
+need_notify(void)
+{
+	if (child_probe_under_valgrind())
+		skip();
+}
+
+static void
+test_connect_waits_for_the_supervisors_answer(void **s)
+{
+	struct seccomp_notif n;
+	int sock, listener;
+	pid_t pid;
+
+	need_notify();
+	notify_start(connect_unix_path, 0, false, &pid, &sock);
+	listener = recv_fd(sock);
+	assert_true(listener >= 0);
+	notify_receive(listener, &n);
+	assert_int_equal(n.data.nr, SYS_connect);
+	assert_int_equal((int)n.pid, (int)pid);
+	notify_answer(listener, n.id, EACCES, 0);
+	assert_int_equal(notify_end(pid, sock), EACCES);
+	close(listener);
+}
+
+static void
+test_connect_goes_on_when_the_supervisor_continues_it(void **s)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	struct seccomp_notif n;
+	int sock, listener, server;
+	pid_t pid;
+
+	need_notify();
+	server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(server, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(server, 1), 0);
+	assert_int_equal(getsockname(server, (struct sockaddr *)&a, &len), 0);
+	notify_start(connect_loopback, ntohs(a.sin_port), false, &pid, &sock);
+	listener = recv_fd(sock);
+	assert_true(listener >= 0);
+	notify_receive(listener, &n);
+	notify_answer(listener, n.id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+	assert_int_equal(notify_end(pid, sock), 0);
+	close(listener);
+	close(server);
+}
+
+/* Nobody to answer (corral-init gone): connect() fails closed. */
+static void
+test_connect_without_a_supervisor_fails(void **s)
+{
+	int sock;
+	pid_t pid;
+
+	need_notify();
+	notify_start(connect_unix_path, 0, true, &pid, &sock);
+	assert_int_equal(notify_end(pid, sock), ENOSYS);
+}
+
+static void
+test_a_workload_cannot_add_a_listener_of_its_own(void **s)
+{
+	int sock, listener;
+	pid_t pid;
+
+	need_notify();
+	notify_start(stack_own_listener, 0, false, &pid, &sock);
+	listener = recv_fd(sock);
+	assert_true(listener >= 0);
+	assert_int_equal(notify_end(pid, sock), EBUSY);
+	close(listener);
+}
+
+/* Without a listener asked for, connect() is the kernel's alone. */
+static int try_connect_unix_path(pid_t p) { return connect_unix_path(0); }
+static void test_connect_is_not_supervised_without_a_listener(void **s) { expect_allowed_with(try_connect_unix_path, ENOENT); }
 
 /* Another architecture's calls. */
 static int
@@ -885,6 +1163,19 @@ main(void)
 		cmocka_unit_test(test_sched_setaffinity_on_self_works),
 		cmocka_unit_test(test_personality_query_works),
 		cmocka_unit_test(test_a_workload_can_add_its_own_filter),
+		cmocka_unit_test(test_modify_ldt_is_refused),
+		cmocka_unit_test(test_uselib_is_refused),
+		cmocka_unit_test(test_kcmp_is_refused),
+		cmocka_unit_test(test_fanotify_init_is_refused),
+		cmocka_unit_test(test_lsm_set_self_attr_is_refused),
+		cmocka_unit_test(test_statmount_answers_enosys),
+		cmocka_unit_test(test_listmount_answers_enosys),
+		cmocka_unit_test(test_mseal_still_works),
+		cmocka_unit_test(test_connect_waits_for_the_supervisors_answer),
+		cmocka_unit_test(test_connect_goes_on_when_the_supervisor_continues_it),
+		cmocka_unit_test(test_connect_without_a_supervisor_fails),
+		cmocka_unit_test(test_a_workload_cannot_add_a_listener_of_its_own),
+		cmocka_unit_test(test_connect_is_not_supervised_without_a_listener),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
