@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 
-/* NULL-terminated; each absolute, without a trailing slash. */
+/* NULL-terminated; each absolute, without a trailing slash. corral-init
+ * binds those that exist (a symlink, as on merged-/usr systems, is copied
+ * as a symlink). */
 extern const char *const sysdirs_shown[];
 
 /* True when PATH is DIR or lies below it ("/usr/bin" is below "/usr",

@@ -1,12 +1,13 @@
 /* Which folders a sandbox's root may not be; see rootcheck.h. */
 #include "config.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "policy/rootcheck.h"
 
-#define ROOTCHECK_PATH_MAX_BYTES 4096
+#define ROOTCHECK_PATH_MAX_BYTES PATH_MAX
 
 /* Nothing inside these may be a root: the kernel's views of the host and
  * the folders of its services' sockets. */
@@ -34,9 +35,8 @@ rootcheck_strerror(enum rootcheck_rule rule)
 	return rootcheck_phrases[rule];
 }
 
-/* True when PATH is absolute and has no "", "." or ".." part. */
-static bool
-rootcheck_canonical(const char *path)
+bool
+rootcheck_path_canonical(const char *path)
 {
 	const char *p = path;
 	size_t n;
@@ -105,7 +105,7 @@ rootcheck_judge(const char *path, const struct rootcheck_context *ctx, const cha
 	const char *found = NULL;
 	enum rootcheck_rule rule = ROOTCHECK_OK;
 
-	if (!rootcheck_canonical(path))
+	if (!rootcheck_path_canonical(path))
 		rule = ROOTCHECK_NOT_CANONICAL;
 	else if ((found = rootcheck_find(path, rootcheck_system, nsystem, rootcheck_same)) != NULL)
 		rule = ROOTCHECK_SYSTEM;

@@ -16,6 +16,7 @@
 #ifndef CORRAL_POLICY_ROOTCHECK_H
 #define CORRAL_POLICY_ROOTCHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum rootcheck_rule {
@@ -36,6 +37,9 @@ struct rootcheck_context {
 	size_t nhomes;
 };
 
+/* True when PATH is absolute, shorter than PATH_MAX, and has no "", "."
+ * or ".." part ("/" is). */
+bool rootcheck_path_canonical(const char *path);
 /* Judges root PATH. *WHAT (may be NULL) names the folder that decided:
  * the system folder, corrald's folder or the home. */
 enum rootcheck_rule rootcheck_judge(const char *path, const struct rootcheck_context *ctx,

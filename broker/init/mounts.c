@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "broker/init/mounts.h"
+#include "common/sysdirs.h"
 
 #define MOUNTS_OURS_MAX 8               /* file systems corral-init made */
 #define MOUNTS_TREES_MAX (CORRAL_ROOTS_MAX + 1)      /* roots and HOME */
@@ -34,11 +35,6 @@
 
 /* Read-only, and no setuid or device file of the host works through it. */
 #define MOUNTS_RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
-
-const char *const mounts_system_dirs[] = {
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc", "/opt", NULL
-};
 
 const char *const mounts_dev_nodes[] = {
 	"null", "zero", "full", "random", "urandom", "tty", NULL
@@ -738,7 +734,7 @@ mounts_build(struct initproto_spec *s, char *err, size_t errlen)
 	}
 	if (mounts_root(&c) == -1)
 		goto out;
-	for (d = mounts_system_dirs; *d != NULL; d++) {
+	for (d = sysdirs_shown; *d != NULL; d++) {
 		if (mounts_system_dir(&c, *d) == -1)
 			goto out;
 	}

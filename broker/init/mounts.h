@@ -17,9 +17,6 @@
 /* Where the sandbox's generated resolv.conf lives inside. */
 #define MOUNTS_RESOLV_PATH "/run/corral/resolv.conf"
 
-/* The host folders a sandbox sees read-only when they exist (a symlink,
- * as on merged-/usr systems, is copied as a symlink). NULL-terminated. */
-extern const char *const mounts_system_dirs[];
 /* The device nodes bound from the host into /dev. NULL-terminated. */
 extern const char *const mounts_dev_nodes[];
 

@@ -29,9 +29,9 @@
 #include "common/initproto.h"
 #include "common/reason.h"
 #include "common/xmalloc.h"
+#include "policy/name.h"
 #include "policy/rootcheck.h"
 
-#define SPAWN_NAME_MAX_BYTES 63
 #define SPAWN_GROUPS_MAX 256            /* supplementary groups of one caller */
 #define SPAWN_OPEN_TIMEOUT_MS 5000      /* for the caller's folders to open */
 #define SPAWN_OPENED 200                /* the opening child's answers: the descriptors, */
@@ -61,39 +61,11 @@ struct spawn {
 	char *workdir;
 };
 
-/* True when NAME matches ^[a-z0-9][a-z0-9-]{0,62}$. */
-static bool
-spawn_name_ok(const char *name)
-{
-	size_t i, n = strlen(name);
-
-	if (n == 0 || n > SPAWN_NAME_MAX_BYTES || name[0] == '-')
-		return false;
-	for (i = 0; i < n; i++) {
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
-		    name[i] == '-'))
-			return false;
-	}
-	return true;
-}
-
 /* True when PATH is absolute, below /, and has no "", "." or ".." part. */
 static bool
 spawn_path_ok(const char *path)
 {
-	const char *p = path;
-	size_t n;
-
-	if (path == NULL || path[0] != '/' || path[1] == '\0' || strlen(path) >= PATH_MAX)
-		return false;
-	while (*p == '/') {
-		p++;
-		n = strcspn(p, "/");
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		p += n;
-	}
-	return true;
+	return path != NULL && path[0] == '/' && path[1] != '\0' && rootcheck_path_canonical(path);
 }
 
 /* The homes of the machine's users other than UID, into HOMES (their
@@ -164,7 +136,7 @@ spawn_check(const struct spawn_spec *s, char **err)
 {
 	unsigned char addr[sizeof(struct in6_addr)];
 
-	if (s->name == NULL || !spawn_name_ok(s->name))
+	if (s->name == NULL || !policy_name_valid(s->name))
 		return reason_set(err, "sandbox name refused: it must match ^[a-z0-9][a-z0-9-]{0,62}$");
 	/* Root inside: uid 0 without capabilities still owns the host's files. */
 	if (s->uid == 0 || s->gid == 0)
