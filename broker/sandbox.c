@@ -21,6 +21,7 @@
 #include "broker/daemon.h"
 #include "broker/exec.h"
 #include "broker/limits.h"
+#include "broker/limitwatch.h"
 #include "broker/monitor/monitor-wire.h"
 #include "broker/privsep.h"
 #include "broker/registry.h"
@@ -746,6 +747,20 @@ sandbox_on_unix(const struct initproto_unix *u, void *arg)
 	proxy_tenant_record_unix(sb->tenant, &e);
 }
 
+/* SB hit a limit (COUNT times since the last look): a lifecycle record,
+ * and the log, so that a run killed at its memory limit is explained. */
+static void
+sandbox_on_limit(enum limitwatch_kind kind, uint64_t count, void *arg)
+{
+	struct sandbox *sb = arg;
+
+	log_warnx("sandbox %s: held to its %s (%llu time%s)", sb->name,
+	    kind == LIMITWATCH_MEMORY ? "memory limit, a process was killed" : "pids limit",
+	    (unsigned long long)count, count == 1 ? "" : "s");
+	if (proxy_tenant_record_lifecycle(sb->tenant, limitwatch_reason(kind), NULL) == -1)
+		log_warnx("sandbox %s: the ledger could not record a limit hit", sb->name);
+}
+
 /* The broker's part of a built sandbox: its record, proxy tenant and exec
  * channel. NULL with the reason in *ERR (the monitor's part then goes). */
 static struct sandbox *
@@ -769,13 +784,23 @@ sandbox_adopt(struct daemon *d, struct sandbox_plan *p, struct monitor_built *b,
 		goto fail;
 	}
 	exec_channel_on_unix(sb->channel, sandbox_on_unix, sb);
+	sb->limit_watch = limitwatch_new(d->base, b->memory_events_fd, b->pids_events_fd,
+	    sandbox_on_limit, sb);
+	b->memory_events_fd = b->pids_events_fd = -1;
+	if (proxy_tenant_record_lifecycle(sb->tenant, "created", NULL) == -1) {
+		reason_set(err, "the egress ledger cannot record the sandbox");
+		goto fail;
+	}
 	return sb;
 fail:
 	monitor_built_close(b);
 	monitor_grants_free(b->creds);
 	b->creds = NULL;
-	if (sb != NULL)
+	if (sb != NULL) {
+		limitwatch_free(sb->limit_watch);
+		exec_channel_free(sb->channel);
 		proxy_tenant_free(sb->tenant);
+	}
 	privsep_destroy(d->privsep, p->name, NULL);
 	sandbox_free(sb);
 	return NULL;
@@ -906,7 +931,7 @@ sandbox_on_gone(struct daemon *d, sandbox_gone_fn fn)
 /* Unlinks SB and ends what the broker holds of it: its users let go first,
  * then the tunnels, then corral-init (its channel). */
 static void
-sandbox_end(struct daemon *d, struct sandbox *sb)
+sandbox_end(struct daemon *d, struct sandbox *sb, const char *why)
 {
 	struct sandbox **pp;
 
@@ -917,6 +942,10 @@ sandbox_end(struct daemon *d, struct sandbox *sb)
 		}
 	for (size_t i = 0; i < d->ngone_hooks; i++)
 		d->gone_hooks[i](sb);
+	/* Its last limit hits, then its end, are recorded while it has a tenant. */
+	limitwatch_free(sb->limit_watch);
+	sb->limit_watch = NULL;
+	(void)proxy_tenant_record_lifecycle(sb->tenant, why, NULL);
 	proxy_tenant_free(sb->tenant);
 	exec_channel_free(sb->channel);
 }
@@ -924,7 +953,7 @@ sandbox_end(struct daemon *d, struct sandbox *sb)
 void
 sandbox_abandon(struct daemon *d, struct sandbox *sb)
 {
-	sandbox_end(d, sb);
+	sandbox_end(d, sb, "abandoned");
 	log_warnx("sandbox %s ended without the monitor: its cgroups and home wait for "
 	    "the next start's reaping", sb->name);
 	sandbox_free(sb);
@@ -937,7 +966,7 @@ sandbox_delete(struct daemon *d, struct sandbox *sb)
 
 	/* What the broker holds goes first, then what the monitor holds:
 	 * cgroups (every process), the namespace, HOME. */
-	sandbox_end(d, sb);
+	sandbox_end(d, sb, "deleted");
 	if (privsep_destroy(d->privsep, sb->name, &err) == -1)
 		log_error("sandbox %s: %s", sb->name, err);
 	free(err);

@@ -66,6 +66,7 @@ struct sandbox {
 	pid_t init_pid;
 	struct proxy_tenant *tenant;
 	struct exec_channel *channel;
+	struct limitwatch *limit_watch;         /* its limit hits, recorded; NULL: none watched */
 	struct exec_stream *streams;    /* the exec streams open on it (api-exec.c) */
 	struct sandbox *next;
 };

@@ -90,6 +90,7 @@ static const struct ledger_name ledger_event_names[] = {
 	[LEDGER_EVENT_DNS] = LEDGER_NAME("dns"),
 	[LEDGER_EVENT_BYPASS] = LEDGER_NAME("bypass"),
 	[LEDGER_EVENT_UNIX] = LEDGER_NAME("unix"),
+	[LEDGER_EVENT_LIFECYCLE] = LEDGER_NAME("lifecycle"),
 };
 
 static const struct ledger_name ledger_mode_names[] = {

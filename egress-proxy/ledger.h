@@ -37,6 +37,7 @@ enum ledger_event {
 	LEDGER_EVENT_DNS,               /* a DNS stub decision */
 	LEDGER_EVENT_BYPASS,            /* what the fence rejected outright, counted */
 	LEDGER_EVENT_UNIX,              /* a host Unix socket refused, or a listed one connected */
+	LEDGER_EVENT_LIFECYCLE,         /* a sandbox made, deleted, or held to a limit */
 };
 
 enum ledger_mode {

@@ -538,6 +538,20 @@ proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *
 		    PROXY_UNIX_REFUSED_REASON);
 }
 
+int
+proxy_tenant_record_lifecycle(struct proxy_tenant *t, const char *what, const char *run)
+{
+	struct ledger_record rec;
+
+	ledger_record_init(&rec, LEDGER_EVENT_LIFECYCLE);
+	rec.sandbox = t->host_mode ? NULL : t->name;
+	rec.session_id = t->session_id;
+	rec.agent = t->agent;
+	rec.run = run;
+	rec.reason = what;
+	return ledger_write(t->proxy->ledger, &rec);
+}
+
 unsigned
 proxy_tenant_tunnels(const struct proxy_tenant *t)
 {

@@ -151,4 +151,9 @@ struct proxy_unix_event {
  * refused, to T's denials. */
 void proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *e);
 
+/* Writes a lifecycle record of T's sandbox (corral-ledger(5)): WHAT is
+ * its reason ("created", "deleted", "memory_limit", "pids_limit"), RUN
+ * the run it concerns or NULL. -1 when the ledger refused it. */
+int proxy_tenant_record_lifecycle(struct proxy_tenant *t, const char *what, const char *run);
+
 #endif

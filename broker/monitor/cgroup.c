@@ -642,6 +642,26 @@ cgroup_limit_source(const struct cgroup_sandbox *sb, enum cgroup_resource res)
 }
 
 int
+cgroup_sandbox_events_fd(const struct cgroup_sandbox *sb, enum cgroup_resource res)
+{
+	int i = sb->res_leaf[res];
+	const char *file;
+	char *path;
+	int fd;
+
+	if (i == -1 || (res != CGROUP_MEMORY && res != CGROUP_PIDS))
+		return -1;
+	if (res == CGROUP_PIDS)
+		file = "pids.events";
+	else
+		file = sb->leaf[i].key == NULL ? "memory.events" : "memory.oom_control";
+	xasprintf(&path, "%s/%s", sb->leaf[i].path, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	return fd;
+}
+
+int
 cgroup_sandbox_v2_fd(const struct cgroup_sandbox *sb)
 {
 	return sb->v2_fd;

@@ -113,6 +113,12 @@ void cgroup_sandbox_free(struct cgroup_sandbox *sb);
 
 /* "v2", "v1" or "none": where SB's limit on RES is enforced. */
 const char *cgroup_limit_source(const struct cgroup_sandbox *sb, enum cgroup_resource res);
+/* An O_RDONLY descriptor (the caller's) on the file that counts how often
+ * SB hit its limit on RES: for memory, its OOM kills (v2 memory.events,
+ * v1 memory.oom_control: "oom_kill N"); for pids, its refused forks
+ * (pids.events: "max N"). -1 when RES is not enforced or the kernel has
+ * no such count (CPU has none: it only waits). */
+int cgroup_sandbox_events_fd(const struct cgroup_sandbox *sb, enum cgroup_resource res);
 /* The v2 leaf as an O_DIRECTORY descriptor owned by SB, for clone3's
  * CLONE_INTO_CGROUP and for attaching BPF programs. */
 int cgroup_sandbox_v2_fd(const struct cgroup_sandbox *sb);

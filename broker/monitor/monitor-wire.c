@@ -88,7 +88,7 @@ void
 monitor_built_close(struct monitor_built *b)
 {
 	int *fds[] = { &b->channel_fd, &b->diag_fd, &b->connect_fd, &b->transparent_fd,
-	    &b->dns_udp_fd, &b->dns_tcp_fd };
+	    &b->dns_udp_fd, &b->dns_tcp_fd, &b->memory_events_fd, &b->pids_events_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] != -1)
@@ -385,12 +385,18 @@ monitor_wire_built_encode(struct seqmsg *m, const struct monitor_built *b)
 	for (size_t i = 0; i < 3; i++)
 		seqmsg_put_str(m, b->limit_source[i] != NULL ? b->limit_source[i] : "none");
 	monitor_wire_creds_encode(m, b->creds);
+	/* Which event counts follow the six sockets: bit 0 memory, bit 1 pids. */
+	seqmsg_put_u32(m, (b->memory_events_fd != -1 ? 1u : 0) | (b->pids_events_fd != -1 ? 2u : 0));
 	seqmsg_put_fd(m, b->channel_fd);
 	seqmsg_put_fd(m, b->diag_fd);
 	seqmsg_put_fd(m, b->connect_fd);
 	seqmsg_put_fd(m, b->transparent_fd);
 	seqmsg_put_fd(m, b->dns_udp_fd);
 	seqmsg_put_fd(m, b->dns_tcp_fd);
+	if (b->memory_events_fd != -1)
+		seqmsg_put_fd(m, b->memory_events_fd);
+	if (b->pids_events_fd != -1)
+		seqmsg_put_fd(m, b->pids_events_fd);
 }
 
 /* Copies text S into B's store; the copy, or NULL when the store is full. */
@@ -431,33 +437,39 @@ monitor_wire_built_texts(struct seqmsg *m, struct monitor_built *b)
 int
 monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b)
 {
-	int *fds[MONITOR_WIRE_BUILT_FDS] = { &b->channel_fd, &b->diag_fd, &b->connect_fd,
-	    &b->transparent_fd, &b->dns_udp_fd, &b->dns_tcp_fd };
-	uint32_t pid, gw, addr, abi;
+	int *fds[MONITOR_WIRE_BUILT_FDS + MONITOR_WIRE_EVENTS_FDS] = { &b->channel_fd, &b->diag_fd,
+	    &b->connect_fd, &b->transparent_fd, &b->dns_udp_fd, &b->dns_tcp_fd,
+	    &b->memory_events_fd, &b->pids_events_fd };
+	uint32_t pid, gw, addr, abi, events;
+	size_t nfds, taken = 0;
 	const char *home;
 
 	memset(b, 0, sizeof(*b));
 	b->map_fd = -1;
-	for (size_t i = 0; i < MONITOR_WIRE_BUILT_FDS; i++)
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		*fds[i] = -1;
 	if (m->type != MONITOR_BUILT || seqmsg_get_u32(m, &pid) == -1 ||
 	    seqmsg_get_u32(m, &gw) == -1 || seqmsg_get_u32(m, &addr) == -1 ||
 	    seqmsg_get_str(m, &home) == -1 || seqmsg_get_u32(m, &abi) == -1 ||
 	    monitor_wire_get_bool(m, &b->seccomp) == -1 || monitor_wire_built_texts(m, b) == -1 ||
-	    monitor_wire_creds_decode(m, &b->creds) == -1 ||
-	    seqmsg_get_end(m, MONITOR_WIRE_BUILT_FDS) == -1 ||
-	    monitor_wire_copy(b->home, sizeof(b->home), home) == -1) {
-		monitor_grants_free(b->creds);
-		b->creds = NULL;
-		return monitor_wire_bad();
-	}
+	    monitor_wire_creds_decode(m, &b->creds) == -1 || seqmsg_get_u32(m, &events) == -1 ||
+	    events > 3)
+		goto bad;
+	nfds = MONITOR_WIRE_BUILT_FDS + (events & 1) + (events >> 1);
+	if (seqmsg_get_end(m, nfds) == -1 || monitor_wire_copy(b->home, sizeof(b->home), home) == -1)
+		goto bad;
 	b->init_pid = (pid_t)pid;
 	b->gateway.s_addr = gw;
 	b->address.s_addr = addr;
 	b->landlock_abi = (int)abi;
-	for (size_t i = 0; i < MONITOR_WIRE_BUILT_FDS; i++)
-		*fds[i] = seqmsg_take_fd(m, i);
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]) && taken < nfds; i++)
+		if (i < MONITOR_WIRE_BUILT_FDS || (events & (1u << (i - MONITOR_WIRE_BUILT_FDS))))
+			*fds[i] = seqmsg_take_fd(m, taken++);
 	return 0;
+bad:
+	monitor_grants_free(b->creds);
+	b->creds = NULL;
+	return monitor_wire_bad();
 }
 
 void

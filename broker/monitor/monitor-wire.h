@@ -33,6 +33,7 @@
 #define MONITOR_WIRE_TEXT_MAX 512       /* a reason */
 #define MONITOR_WIRE_LIST_MAX 64        /* hosts, files, skips, env entries of one grant's report */
 #define MONITOR_WIRE_BUILT_FDS 6        /* channel, diag, connect, transparent, dns udp, dns tcp */
+#define MONITOR_WIRE_EVENTS_FDS 2       /* and, when there, the memory and pids event counts */
 
 #define MONITOR_INSTANCE_MAX_BYTES 33   /* "i" and hex of the state folder's hash */
 #define MONITOR_MISSING_MAX 8           /* layers a sandbox may lack, listed */
@@ -131,6 +132,8 @@ struct monitor_built {
 	int connect_fd;                 /* listening on the gateway's CONNECT port (owned) */
 	int transparent_fd;             /* ... its transparent port (owned) */
 	int dns_udp_fd, dns_tcp_fd;     /* ... its DNS port, UDP bound and TCP listening (owned) */
+	int memory_events_fd;           /* its count of OOM kills, read-only (owned; -1: none) */
+	int pids_events_fd;             /* ... of forks refused at its pids limit */
 	struct in_addr gateway;         /* the host end, the proxy's address */
 	struct in_addr address;         /* the sandbox end */
 	char home[MONITOR_HOME_MAX_BYTES];      /* its private HOME */

@@ -723,6 +723,10 @@ privop_finish(struct privop *p, const struct monitor_create *req,
 	}
 	out->init_pid = spawn_pid(s->sp);
 	out->channel_fd = spawn_take_channel(s->sp);
+	/* The broker records each limit hit; a count the kernel lacks is
+	 * simply not watched (-1). */
+	out->memory_events_fd = cgroup_sandbox_events_fd(s->cg, CGROUP_MEMORY);
+	out->pids_events_fd = cgroup_sandbox_events_fd(s->cg, CGROUP_PIDS);
 	return 0;
 }
 
@@ -762,6 +766,7 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	memset(out, 0, sizeof(*out));
 	out->channel_fd = out->diag_fd = out->map_fd = -1;
 	out->connect_fd = out->transparent_fd = out->dns_udp_fd = out->dns_tcp_fd = -1;
+	out->memory_events_fd = out->pids_events_fd = -1;
 	if (privop_check(p, req, out, err) == -1)
 		return -1;
 	s = xcalloc(1, sizeof(*s));

@@ -136,6 +136,22 @@ tap_result $? "forks stop below --pids 64 (started $count)" "$out"
 check_contains "with EAGAIN" "$out" "EAGAIN"
 check_eq "the sandbox answers after" "alive" "$(in_sb small 'echo alive')"
 
+# --- A process killed at the memory limit: the ledger says why.
+out=$(corral exec small -- python3 -c 'x = bytearray(1 << 30); print("survived")' 2>&1)
+rc=$?
+check_eq "a process past --memory 256M is killed (exit 137)" 137 "$rc"
+check_lacks "and does not get its gigabyte" "$out" "survived"
+sleep 2          # the counts are read once a second
+ledger_has() { corral_ledger_has "$@"; }
+ledger_has event=lifecycle sandbox=small reason=memory_limit
+check_eq "a lifecycle record names the memory limit" 0 $?
+ledger_has event=lifecycle sandbox=small reason=pids_limit
+check_eq "and another the pids limit the forks above hit" 0 $?
+ledger_has event=lifecycle sandbox=small reason=created
+check_eq "its creation is recorded too" 0 $?
+ledger_has event=lifecycle sandbox=dflt reason=memory_limit
+check_eq "and no other sandbox is blamed" 1 $?
+
 # --- The host's view: cgroups, /proc, the root's credentials.
 out=$(in_sb dflt 'cat /proc/self/cgroup')
 check_lacks "/proc/self/cgroup names no host cgroup" "$out" "corral"
@@ -156,4 +172,6 @@ check_eq "/proc's memory and CPU facts still read (free, nproc)" ok \
 	"$(in_sb dflt 'free >/dev/null && nproc >/dev/null && echo ok')"
 
 corral sandbox delete --all >/dev/null
+corral_ledger_has event=lifecycle sandbox=small reason=deleted
+check_eq "and its deletion" 0 $?
 tap_done

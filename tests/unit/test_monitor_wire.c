@@ -251,6 +251,7 @@ test_built_carries_what_the_grants_copied(void **state)
 	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
 	b.channel_fd = b.diag_fd = b.connect_fd = fds[0];
 	b.transparent_fd = b.dns_udp_fd = b.dns_tcp_fd = fds[1];
+	b.memory_events_fd = b.pids_events_fd = -1;
 	monitor_wire_built_encode(p->out, &b);
 	carry(p);
 	assert_int_equal(monitor_wire_built_decode(p->in, &got), 0);
@@ -266,7 +267,7 @@ test_built_carries_what_the_grants_copied(void **state)
 }
 
 static void
-test_built_round_trips_with_its_six_descriptors(void **state)
+test_built_round_trips_with_its_descriptors(void **state)
 {
 	struct pair *p = *state;
 	struct monitor_built b = { .init_pid = 4242, .landlock_abi = 6, .seccomp = true,
@@ -283,6 +284,8 @@ test_built_round_trips_with_its_six_descriptors(void **state)
 	b.transparent_fd = pipes[1][1];
 	b.dns_udp_fd = pipes[2][0];
 	b.dns_tcp_fd = pipes[2][1];
+	b.memory_events_fd = -1;
+	b.pids_events_fd = pipes[0][0];         /* only the pids count: a v1 memory without one */
 	b.gateway.s_addr = htonl(0x0ae70001);
 	snprintf(b.home, sizeof(b.home), "/var/lib/corral/sandboxes/demo/home");
 	monitor_wire_built_encode(p->out, &b);
@@ -296,6 +299,8 @@ test_built_round_trips_with_its_six_descriptors(void **state)
 	assert_string_equal(got.limit_source[2], "v1");
 	assert_true(got.seccomp);
 	assert_true(got.channel_fd >= 0 && got.dns_tcp_fd >= 0);
+	assert_int_equal(got.memory_events_fd, -1);
+	assert_true(got.pids_events_fd >= 0);
 	assert_int_equal(got.map_fd, -1);
 	monitor_built_close(&got);
 	assert_int_equal(got.channel_fd, -1);
@@ -388,7 +393,7 @@ main(void)
 		T(test_create_carries_the_unix_sockets),
 		T(test_create_with_too_many_sockets_is_refused),
 		T(test_built_carries_what_the_grants_copied),
-		T(test_built_round_trips_with_its_six_descriptors),
+		T(test_built_round_trips_with_its_descriptors),
 		T(test_reap_list_over_its_bound_is_refused),
 		T(test_reap_list_round_trips),
 		T(test_text_of_another_type_is_refused),
