@@ -6,8 +6,11 @@
 
 #include "broker/api.h"
 #include "broker/daemon.h"
+#include "broker/metrics.h"
 #include "broker/monitor/monitor-wire.h"
 #include "broker/sandbox.h"
+#include "common/timeutil.h"
+#include "common/wire.h"
 #include "common/xmalloc.h"
 
 static void
@@ -17,25 +20,50 @@ api_sandbox_reply(Corral__Response *resp, Corral__SandboxInfo *info)
 	resp->sandbox = info;
 }
 
+/* A create in flight: its answer's way back, and when it was asked. */
+struct api_create {
+	struct api_pending *pending;
+	int64_t asked_us;
+};
+
+/* A create's result for the metrics: the daemon failing it (a layer or the
+ * machine) is "failed", everything else said no is "refused". */
+static const char *
+api_create_result(const struct sandbox *sb, const char *code)
+{
+	if (sb != NULL)
+		return "created";
+	return strcmp(code, WIRE_ERR_INTERNAL) == 0 || strcmp(code, WIRE_ERR_UNAVAILABLE) == 0 ?
+	    "failed" : "refused";
+}
+
 static void
 api_sandbox_created(struct daemon *d, struct sandbox *sb, const char *code, const char *err,
     void *arg)
 {
 	Corral__Response resp = CORRAL__RESPONSE__INIT;
+	struct api_create *c = arg;
 
+	metrics_create_done(d, api_create_result(sb, code),
+	    (double)(time_now_us() - c->asked_us) / 1e6);
 	if (sb == NULL)
 		api_error(&resp, code, "%s", err);
 	else
 		api_sandbox_reply(&resp, sandbox_info(d, sb));
-	api_pending_reply(arg, &resp);
+	api_pending_reply(c->pending, &resp);
 	api_response_clear(&resp);
+	free(c);
 }
 
 void
 api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct api_pending *p)
 {
-	sandbox_create(d, caller, req->sandbox_create, api_sandbox_created, p);
+	struct api_create *c = xmalloc(sizeof(*c));
+
+	c->pending = p;
+	c->asked_us = time_now_us();
+	sandbox_create(d, caller, req->sandbox_create, api_sandbox_created, c);
 }
 
 /* The sandbox NAME if CALLER may see it; an error in RESP otherwise (the

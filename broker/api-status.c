@@ -1,14 +1,19 @@
 /* The control socket's status request. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "broker/api.h"
 #include "broker/daemon.h"
 #include "broker/kernel.h"
+#include "broker/metrics.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
+#include "common/wire.h"
 #include "common/xmalloc.h"
+#include "egress-proxy/ledger.h"
 
 /* "Firewall: ok", or what in the host's firewall may stop the fence. */
 static char *
@@ -27,6 +32,45 @@ api_status_firewall(struct daemon *d)
 	return out;
 }
 
+/* One counter of the status answer. */
+static Corral__StatusReply__CountersEntry *
+api_status_counter(const char *name, uint64_t value)
+{
+	Corral__StatusReply__CountersEntry *e = xmalloc(sizeof(*e));
+
+	corral__status_reply__counters_entry__init(e);
+	e->key = xstrdup(name);
+	e->value = value;
+	return e;
+}
+
+/* The counts since the start and the ledger's health, for status --json. */
+static void
+api_status_counters(struct daemon *d, Corral__StatusReply *r)
+{
+	struct metrics_summary sum;
+	struct ledger_stats ls = { 0 };
+
+	metrics_summary(d, &sum);
+	const struct { const char *name; uint64_t value; } counts[] = {
+		{ "creates", sum.creates }, { "connections_allowed", sum.connections_allowed },
+		{ "connections_refused", sum.connections_refused }, { "dns_refused", sum.dns_refused },
+		{ "bytes_up", sum.bytes_up }, { "bytes_down", sum.bytes_down },
+		{ "tunnels_open", sum.tunnels_open },
+	};
+	size_t n = sizeof(counts) / sizeof(counts[0]);
+
+	r->started_at_us = sum.started_us;
+	r->counters = xcalloc(n, sizeof(*r->counters));
+	for (size_t i = 0; i < n; i++)
+		r->counters[r->n_counters++] = api_status_counter(counts[i].name, counts[i].value);
+	if (d->ledger != NULL)
+		ledger_stats(d->ledger, &ls);
+	r->ledger_ok = d->ledger != NULL && ledger_ok(d->ledger);
+	r->ledger_queued_bytes = ls.queued_bytes;
+	r->ledger_refused_records = ls.refused_records;
+}
+
 int
 api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp)
@@ -42,7 +86,34 @@ api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__
 	for (size_t i = 0; i < KERNEL_LAYERS; i++)
 		r->layers[r->n_layers++] = xstrdup(lines[i]);
 	r->layers[r->n_layers++] = api_status_firewall(d);
+	r->firewall = xstrdup(r->layers[r->n_layers - 1] + strlen("Firewall: "));
+	api_status_counters(d, r);
 	resp->response_case = CORRAL__RESPONSE__RESPONSE_STATUS;
 	resp->status = r;
+	return 0;
+}
+
+int
+api_metrics(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    Corral__Response *resp)
+{
+	Corral__MetricsReply *r;
+	char *text;
+
+	(void)req;
+	/* Counts over every user's sandboxes: an operator's. */
+	if (caller->uid != 0) {
+		api_error(resp, WIRE_ERR_PERMISSION, "metrics are root's (or scrape metrics.listen)");
+		return 0;
+	}
+	if ((text = metrics_text(d)) == NULL) {
+		api_error(resp, WIRE_ERR_INTERNAL, "the metrics could not be rendered");
+		return 0;
+	}
+	r = xmalloc(sizeof(*r));
+	corral__metrics_reply__init(r);
+	r->text = text;
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_METRICS;
+	resp->metrics = r;
 	return 0;
 }

@@ -66,6 +66,7 @@ static const struct {
 	api_handler handler;
 } api_handlers[] = {
 	{ CORRAL__REQUEST__REQUEST_STATUS, api_status },
+	{ CORRAL__REQUEST__REQUEST_METRICS, api_metrics },
 	{ CORRAL__REQUEST__REQUEST_POLICY_GET, api_policy_get },
 	{ CORRAL__REQUEST__REQUEST_POLICY_SET, api_policy_set },
 	{ CORRAL__REQUEST__REQUEST_POLICY_UPDATE, api_policy_update },

@@ -44,6 +44,9 @@ void api_error(Corral__Response *resp, const char *code, const char *fmt, ...)
 /* The handlers, one file per group. */
 int api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp);
+/* corral metrics: the Prometheus text (root only). */
+int api_metrics(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    Corral__Response *resp);
 int api_policy_get(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_policy_set(struct daemon *d, const struct sandbox_caller *caller,

@@ -79,6 +79,7 @@ struct config {
 	size_t ncredentials;
 	struct grant *grants;           /* the same, as grant_find reads them */
 	struct config_host_proxy host_proxy;
+	char *metrics_listen;           /* loopback ADDRESS:PORT of the metrics listener, or NULL */
 };
 
 /* A configuration holding every default; NULL if out of memory. */

@@ -113,6 +113,7 @@ struct raw_config {
 	const struct yamltree_node *shares, *share_conns, *share_bytes, *share_tunnels;
 	const struct yamltree_node *host_proxy, *listen, *transparent, *dns_listen, *policy, *profile,
 	    *cgroup;
+	const struct yamltree_node *metrics, *metrics_listen;
 	struct raw_credential *creds;
 	size_t ncreds;
 };
@@ -135,6 +136,11 @@ static const struct yamltree_field config_top_fields[] = {
 	{ "egress", YAMLTREE_MAPPING, RAW(egress), true, NULL },
 	{ "credentials", YAMLTREE_SEQUENCE, RAW(credentials), true, NULL },
 	{ "host_proxy", YAMLTREE_MAPPING, RAW(host_proxy), true, NULL },
+	{ "metrics", YAMLTREE_MAPPING, RAW(metrics), true, NULL },
+};
+
+static const struct yamltree_field config_metrics_fields[] = {
+	{ "listen", YAMLTREE_SCALAR, RAW(metrics_listen), false, NULL },
 };
 
 static const struct yamltree_field config_network_fields[] = {
@@ -301,6 +307,8 @@ config_shape(struct yamltree_ctx *ctx, const struct yamltree_node *root, struct 
 	    YAMLTREE_NFIELDS(config_shares_fields), raw);
 	yamltree_walk(ctx, raw->host_proxy, "host_proxy", config_host_proxy_fields,
 	    YAMLTREE_NFIELDS(config_host_proxy_fields), raw);
+	yamltree_walk(ctx, raw->metrics, "metrics", config_metrics_fields,
+	    YAMLTREE_NFIELDS(config_metrics_fields), raw);
 	yamltree_check_items(ctx, raw->upstream, YAMLTREE_SCALAR, "upstream");
 	yamltree_check_items(ctx, raw->allow_cidrs, YAMLTREE_SCALAR, "allow_cidrs");
 	config_shape_credentials(ctx, raw);
@@ -868,10 +876,11 @@ config_loopback(const struct config_hostport *hp)
 	return memcmp(hp->addr, v6_loopback, sizeof(v6_loopback)) == 0;
 }
 
-/* host_proxy.KEY: ADDRESS:PORT on loopback (port 0: the kernel picks), into *OUT. */
+/* KEY (e.g. host_proxy.listen): ADDRESS:PORT on loopback (port 0: the
+ * kernel picks), into *OUT; WHO serves loopback only, in the error. */
 static void
 config_listen(struct yamltree_ctx *ctx, const struct yamltree_node *n, const char *key,
-    char **out)
+    const char *who, char **out)
 {
 	struct config_hostport hp;
 	struct yamltree_quoted q;
@@ -880,16 +889,13 @@ config_listen(struct yamltree_ctx *ctx, const struct yamltree_node *n, const cha
 	if (why == NULL && hp.port < 0)
 		why = "has no port (e.g. 127.0.0.1:3128)";
 	if (why != NULL) {
-		yamltree_error_at(ctx, n, "host_proxy.%s '%s' %s (expected 127.0.0.1:PORT or [::1]:PORT)",
+		yamltree_error_at(ctx, n, "%s '%s' %s (expected 127.0.0.1:PORT or [::1]:PORT)",
 		    key, yamltree_quote(n->text, &q), why);
 		return;
 	}
-	/* Host mode has no sandbox and no fence: every client that can reach
-	 * the listener uses the host's policy, so only the host's own
-	 * processes may reach it. */
 	if (!config_loopback(&hp)) {
-		yamltree_error_at(ctx, n, "host_proxy.%s '%s' is not a loopback address: host mode serves loopback only (127.0.0.0/8 or [::1])",
-		    key, yamltree_quote(n->text, &q));
+		yamltree_error_at(ctx, n, "%s '%s' is not a loopback address: %s serves loopback only (127.0.0.0/8 or [::1])",
+		    key, yamltree_quote(n->text, &q), who);
 		return;
 	}
 	config_set(ctx, out, n->text);
@@ -929,12 +935,18 @@ config_host_proxy(struct yamltree_ctx *ctx, const struct raw_config *raw, struct
 	if (raw->host_proxy == NULL)
 		return;
 	cfg->host_proxy.enabled = true;
+	/* Host mode has no sandbox and no fence: every client that can reach
+	 * a listener uses the host's policy, so only the host's own processes
+	 * may reach it. */
 	if (raw->listen != NULL)
-		config_listen(ctx, raw->listen, "listen", &cfg->host_proxy.listen);
+		config_listen(ctx, raw->listen, "host_proxy.listen", "host mode",
+		    &cfg->host_proxy.listen);
 	if (raw->transparent != NULL)
-		config_listen(ctx, raw->transparent, "transparent", &cfg->host_proxy.transparent);
+		config_listen(ctx, raw->transparent, "host_proxy.transparent", "host mode",
+		    &cfg->host_proxy.transparent);
 	if (raw->dns_listen != NULL)
-		config_listen(ctx, raw->dns_listen, "dns", &cfg->host_proxy.dns);
+		config_listen(ctx, raw->dns_listen, "host_proxy.dns", "host mode",
+		    &cfg->host_proxy.dns);
 	if (raw->profile != NULL)
 		config_profile(ctx, raw->profile, cfg);
 	config_cgroup_place(ctx, raw->cgroup, cfg);
@@ -1044,6 +1056,10 @@ config_validate(struct yamltree_ctx *ctx, const struct raw_config *raw, struct c
 	config_allow_cidrs(ctx, raw->allow_cidrs, cfg);
 	config_credentials(ctx, raw, cfg);
 	config_host_proxy(ctx, raw, cfg);
+	/* Metrics tell what every sandbox does: the host's own processes only. */
+	if (raw->metrics_listen != NULL)
+		config_listen(ctx, raw->metrics_listen, "metrics.listen", "the metrics listener",
+		    &cfg->metrics_listen);
 	config_limits(ctx, raw, cfg);
 	config_shares(ctx, raw, cfg);
 }
@@ -1118,6 +1134,7 @@ config_free(struct config *c)
 	free(c->host_proxy.policy);
 	free(c->host_proxy.profile);
 	free(c->host_proxy.cgroup);
+	free(c->metrics_listen);
 	free(c);
 }
 

@@ -22,6 +22,7 @@
 #include "broker/checkconf.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
+#include "broker/metrics.h"
 #include "broker/monitor/monitor.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
@@ -459,7 +460,7 @@ main(int argc, char **argv)
 	corrald_add_signals(&d, sigevs);
 	corrald_open_ledger(&d);
 	corrald_start_proxy(&d);
-	if (daemon_sandboxes_start(&d) == -1)
+	if (daemon_sandboxes_start(&d) == -1 || metrics_start(&d) == -1)
 		exit(1);
 	if (daemon_api_start(&d) == -1)
 		exit(1);

@@ -16,6 +16,7 @@
 #include "broker/api.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
+#include "broker/metrics.h"
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
@@ -442,6 +443,7 @@ daemon_shutdown(struct daemon *d)
 	d->api = NULL;
 	while (d->sandboxes != NULL)
 		sandbox_delete(d, d->sandboxes);
+	metrics_stop(d);
 	/* The monitor removes the fence and the cgroup roots, then exits. */
 	privsep_stop(d->privsep);
 	d->privsep = NULL;

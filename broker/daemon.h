@@ -15,6 +15,7 @@ struct privsep;
 struct registry;
 struct sandbox;
 struct sandbox_creating;
+struct broker_metrics;
 struct config;
 struct event_base;
 struct ledger;
@@ -37,6 +38,7 @@ struct daemon {
 	struct daemon_sockets socks;
 	struct event_base *base;
 	struct ledger *ledger;
+	struct broker_metrics *metrics; /* metrics.c's */
 	struct resolver *resolver;
 	struct addr_policy *addrs;
 	struct proxy *proxy;

@@ -33,6 +33,7 @@
 #include "broker/monitor/monitor.h"
 #include "broker/privsep.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "common/reason.h"
 #include "common/xmalloc.h"
 
@@ -46,6 +47,7 @@
 struct privsep_pending {
 	privsep_reply_fn done;          /* NULL: a synchronous call waits for it */
 	void *arg;
+	int64_t sent_us;                /* when it was sent, for the round trip's time */
 	struct privsep_pending *next;
 };
 
@@ -72,6 +74,8 @@ struct privsep {
 	struct event *lost_ev;          /* tells the broker so, from the loop */
 	void (*lost)(void *arg);        /* privsep_on_lost() */
 	void *lost_arg;
+	void (*timed)(double seconds, void *arg);       /* privsep_on_answer() */
+	void *timed_arg;
 };
 
 /* ---- The broker's end --------------------------------------------------- */
@@ -83,6 +87,7 @@ privsep_enqueue(struct privsep *ps, privsep_reply_fn done, void *arg)
 
 	p->done = done;
 	p->arg = arg;
+	p->sent_us = time_now_us();
 	if (ps->tail != NULL)
 		ps->tail->next = p;
 	else
@@ -105,8 +110,17 @@ privsep_dequeue(struct privsep *ps, void **arg)
 		ps->tail = NULL;
 	done = p->done;
 	*arg = p->arg;
+	if (ps->timed != NULL)
+		ps->timed((double)(time_now_us() - p->sent_us) / 1e6, ps->timed_arg);
 	free(p);
 	return done;
+}
+
+void
+privsep_on_answer(struct privsep *ps, void (*fn)(double seconds, void *arg), void *arg)
+{
+	ps->timed = fn;
+	ps->timed_arg = arg;
 }
 
 /* Runs the callbacks of answers a synchronous call read first. */

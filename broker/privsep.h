@@ -52,6 +52,9 @@ int privsep_attach(struct privsep *ps, struct event_base *base);
 /* LOST(ARG) is called once, from the loop, when the monitor's link closes
  * (it exited, was killed, or refused what the broker sent). */
 void privsep_on_lost(struct privsep *ps, void (*lost)(void *arg), void *arg);
+/* FN hears how long each request to the monitor took, answer in hand
+ * (the metrics); NULL: nobody. */
+void privsep_on_answer(struct privsep *ps, void (*fn)(double seconds, void *arg), void *arg);
 /* True once the monitor's link has closed. */
 bool privsep_gone(const struct privsep *ps);
 /* Sends a create and returns: BUILT hears the answer from the loop (or

@@ -97,6 +97,16 @@ sandbox_count(const struct daemon *d)
 	return n;
 }
 
+unsigned
+sandbox_creating_count(const struct daemon *d)
+{
+	unsigned n = 0;
+
+	for (const struct sandbox_creating *c = d->creating; c != NULL; c = c->next)
+		n++;
+	return n;
+}
+
 static bool
 sandbox_creating_named(const struct daemon *d, const char *name)
 {

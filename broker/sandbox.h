@@ -100,6 +100,8 @@ struct sandbox *sandbox_find(struct daemon *d, const char *name);
 bool sandbox_visible(const struct sandbox *sb, const struct sandbox_caller *caller);
 /* How many sandboxes live. */
 unsigned sandbox_count(const struct daemon *d);
+/* How many creates the monitor is building now. */
+unsigned sandbox_creating_count(const struct daemon *d);
 /* SB as the wire describes it (SandboxInfo), malloc'd for a Response. */
 Corral__SandboxInfo *sandbox_info(const struct daemon *d, const struct sandbox *sb);
 

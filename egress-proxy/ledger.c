@@ -62,6 +62,9 @@ struct ledger {
 	uint64_t reopen_mark;           /* enqueued_total when ledger_reopen() was called */
 	bool failed;                    /* the last write failed */
 	bool stopping;
+	uint64_t refused_total;         /* records ledger_write() could not take */
+	ledger_observer_fn observer;    /* told of every record, in ledger_write()'s thread */
+	void *observer_arg;
 	char *batch;                    /* the writer's: the lines it is writing */
 	size_t batch_len;
 	size_t batch_done;
@@ -444,9 +447,31 @@ ledger_write(struct ledger *l, const struct ledger_record *rec)
 	l->enqueued_total += (size_t)len;
 	ret = 0;
 out:
+	if (ret != 0)
+		l->refused_total++;
 	ledger_update_ok(l);
 	pthread_mutex_unlock(&l->mu);
+	if (l->observer != NULL)
+		l->observer(rec, ret == 0, l->observer_arg);
 	return ret;
+}
+
+void
+ledger_observe(struct ledger *l, ledger_observer_fn fn, void *arg)
+{
+	l->observer = fn;
+	l->observer_arg = arg;
+}
+
+void
+ledger_stats(struct ledger *l, struct ledger_stats *out)
+{
+	pthread_mutex_lock(&l->mu);
+	out->queued_bytes = (size_t)(l->enqueued_total - l->written_total);
+	out->written_bytes = l->written_total;
+	out->refused_records = l->refused_total;
+	out->failed = l->failed;
+	pthread_mutex_unlock(&l->mu);
 }
 
 void

@@ -123,6 +123,22 @@ int ledger_write(struct ledger *l, const struct ledger_record *rec);
 /* True while the ledger can take records: the writer works and more than
  * LEDGER_QUEUE_RESERVE_BYTES are free. Check it before accepting a connection. */
 bool ledger_ok(const struct ledger *l);
+/* Called by ledger_write() for every record, WRITTEN false when it was
+ * refused, in the caller's thread, after the ledger's lock is let go: the
+ * daemon counts its metrics from the records. */
+typedef void (*ledger_observer_fn)(const struct ledger_record *rec, bool written, void *arg);
+/* Sets L's observer (NULL: none); before records come, from one thread. */
+void ledger_observe(struct ledger *l, ledger_observer_fn fn, void *arg);
+
+/* How the ledger is doing, for status and metrics. */
+struct ledger_stats {
+	size_t queued_bytes;            /* taken, not yet on disk */
+	uint64_t written_bytes;         /* ever written (or dropped at close) */
+	uint64_t refused_records;       /* ever refused: a full queue, or a failed disk */
+	bool failed;                    /* the last write failed: records are refused now */
+};
+void ledger_stats(struct ledger *l, struct ledger_stats *out);
+
 /* Blocks until everything queued so far is written, or the writer has
  * failed (then it returns at once, with lines still queued). */
 void ledger_flush(struct ledger *l);

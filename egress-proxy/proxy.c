@@ -553,6 +553,12 @@ proxy_tenant_record_lifecycle(struct proxy_tenant *t, const char *what, const ch
 }
 
 unsigned
+proxy_tunnels_open(const struct proxy *p)
+{
+	return p->tunnels;
+}
+
+unsigned
 proxy_tenant_tunnels(const struct proxy_tenant *t)
 {
 	return t->tunnels;

@@ -135,6 +135,8 @@ size_t proxy_tenant_denials(const struct proxy_tenant *t, int64_t since_us,
     struct denial *out, size_t max);
 /* T's open tunnels. */
 unsigned proxy_tenant_tunnels(const struct proxy_tenant *t);
+/* The tunnels open through P, every tenant's together. */
+unsigned proxy_tunnels_open(const struct proxy *p);
 
 /* A Unix socket connect decided in T's sandbox by corral-init
  * (broker/init/sockguard.h): a host socket refused, or a listed one

@@ -1,35 +1,119 @@
 /* corral status: is corrald there, and what does it say about itself. */
 #include "config.h"
 
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "broker/cli/cli.h"
 #include "broker/cli/client.h"
+#include "common/json.h"
+#include "common/timeutil.h"
 
 #define CLI_REASON_MAX_BYTES 512
 
+#define CLI_STATUS_JSON_MAX_BYTES (64 * 1024)      /* a status answer, escaped */
+
 static int
-cli_status_disconnected(const char *reason)
+cli_status_disconnected(const char *reason, bool json)
 {
-	printf("Status: Disconnected\nReason: %s\n", reason);
+	struct json *j;
+
+	if (!json) {
+		printf("Status: Disconnected\nReason: %s\n", reason);
+		return CLI_EXIT_FAILED;
+	}
+	j = json_new(CLI_STATUS_JSON_MAX_BYTES);
+	json_object_begin(j);
+	json_kv_string(j, "status", "disconnected");
+	json_kv_string(j, "reason", reason);
+	json_object_end(j);
+	if (json_ok(j))
+		puts(json_text(j, NULL));
+	json_free(j);
 	return CLI_EXIT_FAILED;
 }
 
+/* The value of counter NAME in ST; 0 when it is not there. */
+static uint64_t
+cli_status_counter(const Corral__StatusReply *st, const char *name)
+{
+	for (size_t i = 0; i < st->n_counters; i++)
+		if (strcmp(st->counters[i]->key, name) == 0)
+			return st->counters[i]->value;
+	return 0;
+}
+
+static void
+cli_status_print_text(const Corral__StatusReply *st, int64_t uptime_s)
+{
+	printf("Status: Connected\nVersion: %s\nSandboxes: %u\n", st->version, st->sandboxes);
+	if (st->started_at_us > 0)
+		printf("Uptime: %llds\n", (long long)uptime_s);
+	printf("Ledger: %s (%llu bytes queued, %llu records refused)\n",
+	    st->ledger_ok ? "ok" : "failing: connections are refused",
+	    (unsigned long long)st->ledger_queued_bytes,
+	    (unsigned long long)st->ledger_refused_records);
+	printf("Connections: %llu allowed, %llu refused, %llu open\n",
+	    (unsigned long long)cli_status_counter(st, "connections_allowed"),
+	    (unsigned long long)cli_status_counter(st, "connections_refused"),
+	    (unsigned long long)cli_status_counter(st, "tunnels_open"));
+	for (size_t i = 0; i < st->n_layers; i++)
+		printf("%s\n", st->layers[i]);
+}
+
+static void
+cli_status_print_json(const Corral__StatusReply *st, int64_t uptime_s)
+{
+	struct json *j = json_new(CLI_STATUS_JSON_MAX_BYTES);
+
+	json_object_begin(j);
+	json_kv_string(j, "status", "connected");
+	json_kv_string(j, "version", st->version);
+	json_kv_int(j, "uptime_s", uptime_s);
+	json_kv_uint(j, "sandboxes", st->sandboxes);
+	json_key(j, "counters");
+	json_object_begin(j);
+	for (size_t i = 0; i < st->n_counters; i++)
+		json_kv_uint(j, st->counters[i]->key, st->counters[i]->value);
+	json_object_end(j);
+	json_key(j, "ledger");
+	json_object_begin(j);
+	json_kv_bool(j, "ok", st->ledger_ok);
+	json_kv_uint(j, "queued_bytes", st->ledger_queued_bytes);
+	json_kv_uint(j, "refused_records", st->ledger_refused_records);
+	json_object_end(j);
+	json_kv_string(j, "firewall", st->firewall);
+	json_key(j, "layers");
+	json_array_begin(j);
+	for (size_t i = 0; i < st->n_layers; i++)
+		json_str(j, st->layers[i]);
+	json_array_end(j);
+	json_object_end(j);
+	if (json_ok(j))
+		puts(json_text(j, NULL));
+	json_free(j);
+}
+
 static int
-cli_status_print(const Corral__StatusReply *st)
+cli_status_print(const Corral__StatusReply *st, bool json)
 {
 	char reason[CLI_REASON_MAX_BYTES];
+	int64_t uptime_s = st->started_at_us > 0 ?
+	    (time_now_us() - st->started_at_us) / 1000000 : 0;
 
 	if (strcmp(st->version, PACKAGE_VERSION) != 0) {
 		snprintf(reason, sizeof(reason), "version mismatch: corral %s, corrald %s",
 		    PACKAGE_VERSION, st->version);
-		return cli_status_disconnected(reason);
+		return cli_status_disconnected(reason, json);
 	}
-	printf("Status: Connected\nVersion: %s\nSandboxes: %u\n", st->version, st->sandboxes);
-	for (size_t i = 0; i < st->n_layers; i++)
-		printf("%s\n", st->layers[i]);
+	if (json)
+		cli_status_print_json(st, uptime_s);
+	else
+		cli_status_print_text(st, uptime_s);
 	return CLI_EXIT_OK;
 }
 
@@ -40,12 +124,15 @@ cli_status(struct cli *cli, int argc, char **argv)
 	Corral__Status status = CORRAL__STATUS__INIT;
 	Corral__Response *resp = NULL;
 	char reason[CLI_REASON_MAX_BYTES * 2], why[CLI_REASON_MAX_BYTES];
+	bool json = false;
 	int fd, rc;
 
-	if (argc > 1)
+	if ((rc = cli_json_option(argc, argv, "status", &json)) != 0)
+		return rc;
+	if (optind != argc)
 		return cli_usage(cli_find("status"));
 	if ((fd = client_connect(cli->socket_path, reason, sizeof(reason))) == -1)
-		return cli_status_disconnected(reason);
+		return cli_status_disconnected(reason, json);
 	req.request_case = CORRAL__REQUEST__REQUEST_STATUS;
 	req.status = &status;
 	rc = client_call(fd, &req, &resp, why, sizeof(why));
@@ -56,9 +143,31 @@ cli_status(struct cli *cli, int argc, char **argv)
 		    cli->socket_path, PACKAGE_VERSION, rc == -1 ? why : "unexpected answer");
 		if (resp != NULL)
 			corral__response__free_unpacked(resp, NULL);
-		return cli_status_disconnected(reason);
+		return cli_status_disconnected(reason, json);
 	}
-	rc = cli_status_print(resp->status);
+	rc = cli_status_print(resp->status, json);
+	corral__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+int
+cli_metrics(struct cli *cli, int argc, char **argv)
+{
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__Metrics metrics = CORRAL__METRICS__INIT;
+	Corral__Response *resp;
+	int rc;
+
+	if (argc != 1)
+		return cli_usage(cli_find("metrics"));
+	req.request_case = CORRAL__REQUEST__REQUEST_METRICS;
+	req.metrics = &metrics;
+	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK)
+		return rc;
+	if (resp->response_case != CORRAL__RESPONSE__RESPONSE_METRICS)
+		rc = cli_fail("unexpected answer from corrald");
+	else
+		fputs(resp->metrics->text, stdout);
 	corral__response__free_unpacked(resp, NULL);
 	return rc;
 }

@@ -19,8 +19,9 @@ static int cli_version(struct cli *cli, int argc, char **argv);
 static const struct cli_cmd cli_table[] = {
 	{ "help", "[VERB]", "show the verbs, or one verb's usage", cli_help },
 	{ "version", "", "print the version", cli_version },
-	{ "status", "", "say whether corrald answers, and what the kernel offers",
-	    cli_status },
+	{ "status", "[--json]", "say whether corrald answers, what it counts, and what the "
+	    "kernel offers", cli_status },
+	{ "metrics", "", "corrald's metrics, in the Prometheus text format (root)", cli_metrics },
 	{ "policy render",
 	    "[--root PATH[:ro]]... [--profile P] [--uid U --gid G] [--grant NAME]...",
 	    "print the policy a sandbox on these roots would get", cli_policy_render },

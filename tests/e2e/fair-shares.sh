@@ -2,7 +2,7 @@
 # Fair shares (corrald.yaml(5), "shares" and "max_sandboxes_per_user"): no
 # user of the control socket starves the others, and root is always served.
 # Sets up: the test bed; two local users made for the test, ctest-fa and
-# ctest-fb (uids 1111 and 1112), each with a folder; corrald in the test
+# ctest-fb (uids 1121 and 1122), each with a folder; corrald in the test
 # host with small shares (4 sandboxes in all, 2 a user, 8 connections and
 # 8 MiB of half-sent requests a user, 3 tunnels a user), its control socket
 # opened to every local user.
@@ -15,8 +15,8 @@
 . "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
 
-UID_A=1111
-UID_B=1112
+UID_A=1121
+UID_B=1122
 holders=
 # shares_down: ends the connection holders, if they run.
 shares_down() {

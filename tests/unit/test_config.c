@@ -329,6 +329,28 @@ test_host_proxy_listen_on_any_address_refused(void **state)
 }
 
 static void
+test_metrics_listen_on_loopback_only(void **state)
+{
+	(void)state;
+	assert_int_equal(load("max_sandboxes: 3\n"), 0);
+	assert_null(cfg->metrics_listen);
+	config_free(cfg);
+	assert_int_equal(load("metrics:\n  listen: 127.0.0.1:9464\n"), 0);
+	assert_string_equal(cfg->metrics_listen, "127.0.0.1:9464");
+	config_free(cfg);
+	assert_one_error("metrics:\n  listen: 0.0.0.0:9464\n", 2, 11,
+	    "metrics.listen '0.0.0.0:9464' is not a loopback address: the metrics listener serves "
+	    "loopback only");
+}
+
+static void
+test_metrics_keys_are_checked(void **state)
+{
+	(void)state;
+	assert_one_error("metrics: {lisen: 127.0.0.1:9464}\n", 1, 11, "lisen");
+}
+
+static void
 test_host_proxy_transparent_on_loopback_is_kept(void **state)
 {
 	(void)state;
@@ -471,7 +493,7 @@ test_unknown_key_lists_accepted_keys(void **state)
 	assert_one_error("socket: /run/c.sock\nsokcet: /run/d.sock\n", 2, 1,
 	    "unknown key 'sokcet' in the configuration (expected socket, state_dir, log_dir, "
 	    "profiles_dir, machine_id, max_sandboxes, max_sandboxes_per_user, user, limits, "
-	    "shares, network, dns, egress, credentials, host_proxy)");
+	    "shares, network, dns, egress, credentials, host_proxy, metrics)");
 }
 
 static void
@@ -826,6 +848,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_host_proxy_empty_key_enables_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_policy_replaces_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_on_any_address_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_listen_on_loopback_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_keys_are_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_transparent_on_loopback_is_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_transparent_off_loopback_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_on_private_address_refused, setup, teardown),
