@@ -33,6 +33,7 @@ struct exec_stream {
 	struct sandbox *sb;             /* NULL once the sandbox is gone */
 	struct bufferevent *client;
 	struct frame_decoder *frames;
+	struct api_slot *slot;
 	struct exec_proc *proc;
 	bool tty;
 	struct bufferevent *out;        /* stdout, or the terminal */
@@ -146,6 +147,7 @@ exec_stream_free(struct exec_stream *st)
 	frame_decoder_free(st->frames);
 	if (st->early_in != NULL)
 		evbuffer_free(st->early_in);
+	api_slot_release(st->slot);
 	free(st);
 }
 
@@ -436,7 +438,8 @@ exec_stream_check(struct daemon *d, const struct sandbox_caller *caller,
 
 void
 api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *top, struct bufferevent *bev, struct frame_decoder *frames)
+    const Corral__Request *top, struct bufferevent *bev, struct frame_decoder *frames,
+    struct api_slot *slot)
 {
 	const Corral__ExecSandboxRequest *req = top->exec_start;
 	struct exec_stream *st = xcalloc(1, sizeof(*st));
@@ -448,6 +451,7 @@ api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
 	st->d = d;
 	st->client = bev;
 	st->frames = frames;
+	st->slot = slot;
 	st->tty = req->tty;
 	st->early_in = evbuffer_new();
 	st->timer = evtimer_new(d->base, exec_stream_on_timer, st);

@@ -32,6 +32,7 @@ struct run_stream {
 	struct run_watcher w;           /* first: the watcher is the stream */
 	struct bufferevent *client;
 	struct frame_decoder *frames;
+	struct api_slot *slot;
 	struct run *run;                /* NULL once the run ended or was let go */
 	bool done;                      /* the last frame is queued: close after it */
 };
@@ -106,6 +107,7 @@ run_stream_free(struct run_stream *st)
 		run_unwatch(st->run, &st->w);
 	bufferevent_free(st->client);
 	frame_decoder_free(st->frames);
+	api_slot_release(st->slot);
 	free(st);
 }
 
@@ -316,7 +318,8 @@ run_attach_find(struct daemon *d, const struct sandbox_caller *caller,
 
 void
 api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *top, struct bufferevent *bev, struct frame_decoder *frames)
+    const Corral__Request *top, struct bufferevent *bev, struct frame_decoder *frames,
+    struct api_slot *slot)
 {
 	char msg[RUN_MSG_BYTES];
 	const char *code = WIRE_ERR_INVALID;
@@ -325,10 +328,12 @@ api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
 	struct run *r = run_attach_find(d, caller, top, &from, &code, msg);
 
 	if (r == NULL) {
+		api_slot_release(slot);
 		api_stream_refuse(bev, frames, code, msg);
 		return;
 	}
 	st = xcalloc(1, sizeof(*st));
+	st->slot = slot;
 	st->w.on_output = run_stream_on_output;
 	st->w.on_done = run_stream_on_done;
 	st->client = bev;

@@ -30,6 +30,7 @@
 struct api_user {
 	uid_t uid;
 	unsigned conns;                 /* connections not yet answered or handed over */
+	unsigned streams;               /* streams they hold */
 	size_t held;                    /* bytes of their requests read but not yet whole */
 	struct api_user *next;
 };
@@ -46,6 +47,14 @@ struct api_conn {
 	struct api_conn *prev, *next;
 };
 
+/* A stream's part of its user's share; outlives the api at shutdown
+ * (the streams end after it), with api NULL then. */
+struct api_slot {
+	struct api *api;
+	struct api_user *user;
+	struct api_slot *prev, *next;
+};
+
 /* A reply promised to a connection; the connection may go first. */
 struct api_pending {
 	struct api_conn *conn;          /* NULL once the client left */
@@ -57,7 +66,10 @@ struct api {
 	char *path;
 	unsigned nconns;
 	struct api_conn *conns;
-	struct api_user *users;         /* those holding a connection */
+	struct api_user *users;         /* those holding a connection or a stream */
+	unsigned nstreams;
+	struct api_slot *slots;
+	struct event *accept_again;     /* out of descriptors: accept after a pause */
 };
 
 /* The requests this daemon answers; others get an "unavailable" error. */
@@ -153,19 +165,17 @@ api_user_of(struct api *a, uid_t uid)
 	return u;
 }
 
-/* C lets go of its part of its user's share; the record goes with the last. */
+/* Answers C with a "limit" error naming the share, and closes it once written. */
 static void
-api_user_release(struct api_conn *c)
-{
-	struct api *a = c->api;
-	struct api_user *u = c->user, **pp;
+api_refuse_share(struct api_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-	if (u == NULL)
-		return;
-	u->held -= c->held;
-	c->held = 0;
-	c->user = NULL;
-	if (--u->conns > 0)
+/* U's record goes once it holds neither a connection nor a stream. */
+static void
+api_user_drop_unused(struct api *a, struct api_user *u)
+{
+	struct api_user **pp;
+
+	if (u->conns > 0 || u->streams > 0)
 		return;
 	for (pp = &a->users; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == u) {
@@ -173,6 +183,76 @@ api_user_release(struct api_conn *c)
 			break;
 		}
 	free(u);
+}
+
+/* C lets go of its part of its user's share. */
+static void
+api_user_release(struct api_conn *c)
+{
+	struct api_user *u = c->user;
+
+	if (u == NULL)
+		return;
+	u->held -= c->held;
+	c->held = 0;
+	c->user = NULL;
+	u->conns--;
+	api_user_drop_unused(c->api, u);
+}
+
+/* A slot among the streams for C's user, or NULL (C told why, "limit"):
+ * a user other than root holds shares.streams at most, and never the
+ * streams kept for root. */
+static struct api_slot *
+api_slot_take(struct api_conn *c)
+{
+	struct api *a = c->api;
+	unsigned share = a->daemon->cfg->shares.streams;
+	uid_t uid = c->caller.uid;
+	struct api_slot *slot;
+
+	if (a->nstreams >= API_STREAMS_MAX || (uid != 0 &&
+	    a->nstreams >= API_STREAMS_MAX - API_ROOT_STREAMS)) {
+		api_refuse_share(c, "corrald holds %u exec and run streams, its most%s; try again "
+		    "once some end", a->nstreams, uid != 0 ? " for users other than root" : "");
+		return NULL;
+	}
+	if (uid != 0 && c->user->streams >= share) {
+		api_refuse_share(c, "you already hold %u exec and run streams, your share "
+		    "(shares.streams in corrald.yaml); end some", c->user->streams);
+		return NULL;
+	}
+	slot = xcalloc(1, sizeof(*slot));
+	slot->api = a;
+	slot->user = c->user;
+	slot->next = a->slots;
+	if (a->slots != NULL)
+		a->slots->prev = slot;
+	a->slots = slot;
+	c->user->streams++;
+	a->nstreams++;
+	return slot;
+}
+
+void
+api_slot_release(struct api_slot *slot)
+{
+	struct api *a;
+
+	if (slot == NULL)
+		return;
+	if ((a = slot->api) != NULL) {
+		if (slot->prev != NULL)
+			slot->prev->next = slot->next;
+		else
+			a->slots = slot->next;
+		if (slot->next != NULL)
+			slot->next->prev = slot->prev;
+		a->nstreams--;
+		slot->user->streams--;
+		api_user_drop_unused(a, slot->user);
+	}
+	free(slot);
 }
 
 static void
@@ -241,9 +321,13 @@ api_find_attach(Corral__Request__RequestCase which)
 static int
 api_attach(struct api_conn *c, api_attach_fn attach, const Corral__Request *req)
 {
+	struct api_slot *slot;
+
+	if ((slot = api_slot_take(c)) == NULL)
+		return 0;
 	api_user_release(c);
 	frame_decoder_next(c->frames);
-	attach(c->api->daemon, &c->caller, req, c->bev, c->frames);
+	attach(c->api->daemon, &c->caller, req, c->bev, c->frames, slot);
 	c->bev = NULL;
 	c->frames = NULL;
 	return 1;
@@ -362,9 +446,6 @@ api_read_frame(struct evbuffer *in, struct frame_decoder *frames)
 }
 
 /* Answers C with a "limit" error naming the share, and closes it once written. */
-static void
-api_refuse_share(struct api_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 static void
 api_refuse_share(struct api_conn *c, const char *fmt, ...)
 {
@@ -657,6 +738,33 @@ api_listen(const char *path, gid_t group)
 	return fd;
 }
 
+static void
+api_on_accept_again(evutil_socket_t fd, short what, void *arg)
+{
+	struct api *a = arg;
+
+	evconnlistener_enable(a->listener);
+}
+
+/* Out of descriptors: a listener that stays ready would spin the loop, so
+ * accepting pauses; the clients wait in the backlog meanwhile. */
+static void
+api_on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct api *a = arg;
+	struct timeval pause = { 0, API_ACCEPT_PAUSE_MS * 1000 };
+	int err = EVUTIL_SOCKET_ERROR();
+
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) {
+		log_warnx("control socket: accept: %s", strerror(err));
+		return;
+	}
+	log_warnx("control socket: out of descriptors (%s); accepting again in %d ms",
+	    strerror(err), API_ACCEPT_PAUSE_MS);
+	evconnlistener_disable(l);
+	evtimer_add(a->accept_again, &pause);
+}
+
 struct api *
 api_new(struct daemon *d, int fd, const char *path)
 {
@@ -664,9 +772,12 @@ api_new(struct daemon *d, int fd, const char *path)
 
 	a->daemon = d;
 	a->path = xstrdup(path);
+	a->accept_again = evtimer_new(d->base, api_on_accept_again, a);
 	a->listener = evconnlistener_new(d->base, api_on_accept, a,
 	    LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_CLOSE_ON_FREE, -1, fd);
-	if (a->listener == NULL) {
+	if (a->listener != NULL)
+		evconnlistener_set_error_cb(a->listener, api_on_accept_error);
+	if (a->listener == NULL || a->accept_again == NULL) {
 		log_error("cannot serve %s", path);
 		close(fd);
 		api_free(a);
@@ -682,12 +793,23 @@ api_free(struct api *a)
 		return;
 	while (a->conns != NULL)
 		api_conn_free(a->conns);
+	/* The streams end after the api: their slots forget it. */
+	for (struct api_slot *slot = a->slots; slot != NULL; slot = slot->next)
+		slot->api = NULL;
+	while (a->users != NULL) {
+		struct api_user *u = a->users;
+
+		a->users = u->next;
+		free(u);
+	}
 	if (a->listener != NULL) {
 		evconnlistener_free(a->listener);
 		/* Under the split the socket's folder is root's: the monitor
 		 * removes it when the broker is gone. */
 		(void)unlink(a->path);
 	}
+	if (a->accept_again != NULL)
+		event_free(a->accept_again);
 	free(a->path);
 	free(a);
 }

@@ -16,11 +16,18 @@ struct daemon;
 
 #define API_CONNECTIONS_MAX 256         /* control connections open at once */
 #define API_ROOT_CONNECTIONS 16         /* of those, kept for root */
+#define API_STREAMS_MAX 512             /* exec and run streams open at once */
+#define API_ROOT_STREAMS 32             /* of those, kept for root */
+/* What one stream holds in the broker at most: its client, the command's
+ * three pipes or terminal, its process. corrald's descriptor budget
+ * (corrald.c) counts on it. */
+#define API_STREAM_FDS 4
 #define API_REFUSAL_MAX_BYTES 256       /* a refusal's one line */
 #define API_IDLE_TIMEOUT_S 30           /* a connection that sends no whole request */
 #define API_SOCKET_MODE 0660
 
 #define API_LISTEN_BACKLOG 64
+#define API_ACCEPT_PAUSE_MS 100         /* out of descriptors: accept again after */
 
 /* Makes the control socket at PATH (removing a stale one), mode 0660,
  * group GROUP ((gid_t)-1: unchanged): done while root, before the drop.
@@ -90,20 +97,27 @@ void api_fs(struct daemon *d, const struct sandbox_caller *caller, const Corral_
     struct api_pending *p);
 
 struct bufferevent;
+/* A stream's place in its user's share (shares.streams) and in the
+ * daemon's API_STREAMS_MAX: the stream gives it back as it ends. */
+struct api_slot;
+void api_slot_release(struct api_slot *slot);
 /* A stream: takes the connection (BEV, FRAMES, whose first frame was REQ)
- * over whatever happens. REQ is freed when it returns. */
+ * and SLOT over whatever happens. REQ is freed when it returns. */
 typedef void (*api_attach_fn)(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames,
+    struct api_slot *slot);
 /* Ends a stream before it starts: one error frame (CODE, MESSAGE), then
  * the connection closes once it is written. Takes BEV and FRAMES. */
 void api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const char *code,
     const char *message);
 /* The exec stream (api-exec.c), for a first request that is an exec start. */
 void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames,
+    struct api_slot *slot);
 /* Shell runs (api-run.c): RunStart and RunResume. */
 void api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames,
+    struct api_slot *slot);
 /* SB is being deleted: its exec streams end now, each told why. */
 void api_exec_sandbox_gone(struct sandbox *sb);
 

@@ -65,6 +65,8 @@
 #define CONFIG_PORT_MAX 65535
 #define CONFIG_SHARE_CONNECTIONS_MAX 10000
 #define CONFIG_SHARE_CONNECTIONS_DEFAULT 32     /* control connections of one user */
+#define CONFIG_SHARE_STREAMS_MAX 10000
+#define CONFIG_SHARE_STREAMS_DEFAULT 32         /* exec and run streams of one user */
 #define CONFIG_SHARE_BYTES_DEFAULT (64ull * 1024 * 1024)  /* half-read requests of one user */
 #define CONFIG_SHARE_TUNNELS_DIVISOR 4  /* one user's tunnels: a quarter of egress.max_tunnels */
 #define CONFIG_SHARE_BYTES_MIN (64ull * 1024)
@@ -110,7 +112,8 @@ struct raw_config {
 	const struct yamltree_node *tunnels_per_sandbox, *handshake_timeout, *header_max, *tunnels;
 	const struct yamltree_node *credentials;
 	const struct yamltree_node *per_user, *limits, *lim[LIMITS_N], *lim_max, *max[LIMITS_N];
-	const struct yamltree_node *shares, *share_conns, *share_bytes, *share_tunnels;
+	const struct yamltree_node *shares, *share_conns, *share_streams, *share_bytes,
+	    *share_tunnels;
 	const struct yamltree_node *host_proxy, *listen, *transparent, *dns_listen, *policy, *profile,
 	    *cgroup;
 	const struct yamltree_node *metrics, *metrics_listen;
@@ -178,6 +181,7 @@ static const struct yamltree_field config_limits_max_fields[] = {
 
 static const struct yamltree_field config_shares_fields[] = {
 	{ "connections", YAMLTREE_SCALAR, RAW(share_conns), false, NULL },
+	{ "streams", YAMLTREE_SCALAR, RAW(share_streams), false, NULL },
 	{ "buffered_bytes", YAMLTREE_SCALAR, RAW(share_bytes), false, NULL },
 	{ "tunnels", YAMLTREE_SCALAR, RAW(share_tunnels), false, NULL },
 };
@@ -230,6 +234,7 @@ static const struct config_number config_numbers[] = {
 	  CONFIG_MAX_SANDBOXES_MIN, CONFIG_MAX_SANDBOXES_MAX },
 	{ "shares.connections", RAW(share_conns), CFG(shares.connections), 1,
 	  CONFIG_SHARE_CONNECTIONS_MAX },
+	{ "shares.streams", RAW(share_streams), CFG(shares.streams), 1, CONFIG_SHARE_STREAMS_MAX },
 	{ "shares.tunnels", RAW(share_tunnels), CFG(shares.tunnels), 1, CONFIG_TUNNELS_MAX },
 };
 
@@ -1086,6 +1091,7 @@ config_new_default(void)
 	proxy_limits_default(&c->egress);
 	limits_conf_default(&c->limits, limits_machine_ram(), limits_machine_cpus());
 	c->shares.connections = CONFIG_SHARE_CONNECTIONS_DEFAULT;
+	c->shares.streams = CONFIG_SHARE_STREAMS_DEFAULT;
 	c->shares.buffered_bytes = CONFIG_SHARE_BYTES_DEFAULT;
 	c->shares.tunnels = c->egress.max_tunnels / CONFIG_SHARE_TUNNELS_DIVISOR;
 	if (c->socket == NULL || c->state_dir == NULL || c->log_dir == NULL ||

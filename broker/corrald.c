@@ -14,11 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
+#include "broker/api.h"
 #include "broker/checkconf.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
@@ -406,6 +408,49 @@ corrald_override(struct config *cfg, const char *socket_path, const char *state_
 	}
 }
 
+/* What the broker holds for one sandbox at most, besides its tunnels and
+ * streams: its listeners, DNS stub sockets, shell and init channels. */
+#define CORRALD_SANDBOX_FDS 32
+#define CORRALD_SPARE_FDS 256   /* the registry, the ledger, the monitor, libevent */
+#define CORRALD_TUNNELS_MIN 64  /* fewer, and the limit is too low to start at all */
+
+/* Sets the descriptor limit to what CFG's limits can take at once, so that
+ * every refusal is a share's or a limit's, named, and never an EMFILE in
+ * the middle of a message from the monitor. Root may raise the hard limit;
+ * when it cannot, egress.max_tunnels is lowered to fit, and says so. */
+static void
+corrald_fd_budget(struct config *cfg)
+{
+	rlim_t others = API_CONNECTIONS_MAX + (rlim_t)API_STREAMS_MAX * API_STREAM_FDS +
+	    (rlim_t)cfg->max_sandboxes * CORRALD_SANDBOX_FDS + CORRALD_SPARE_FDS;
+	rlim_t need = others + (rlim_t)cfg->egress.max_tunnels * 2;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_max < need) {
+		struct rlimit want = { need, need };
+
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			return;
+	}
+	rl.rlim_cur = rl.rlim_max < need ? rl.rlim_max : need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		(void)getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur >= need)
+		return;
+	if (rl.rlim_cur < others + 2 * CORRALD_TUNNELS_MIN)
+		fatalx("the descriptor limit (%llu) is below the %llu that corrald's connections, "
+		    "streams, sandboxes and %d tunnels need: raise LimitNOFILE (to %llu for every "
+		    "limit), or lower max_sandboxes", (unsigned long long)rl.rlim_cur,
+		    (unsigned long long)(others + 2 * CORRALD_TUNNELS_MIN), CORRALD_TUNNELS_MIN,
+		    (unsigned long long)need);
+	cfg->egress.max_tunnels = (unsigned)((rl.rlim_cur - others) / 2);
+	log_warnx("the descriptor limit (%llu) is below the %llu that corrald's limits need: "
+	    "egress.max_tunnels lowered to %u (raise LimitNOFILE, or lower max_sandboxes)",
+	    (unsigned long long)rl.rlim_cur, (unsigned long long)need, cfg->egress.max_tunnels);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -451,6 +496,7 @@ main(int argc, char **argv)
 	log_init("corrald", foreground, debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	d.cfg = corrald_load_config(config_path);
 	corrald_override(d.cfg, socket_path, state_dir, log_dir);
+	corrald_fd_budget(d.cfg);
 	/* Before any thread or loop: the monitor is a fork of this process. */
 	corrald_split(&d);
 	if ((d.base = event_base_new()) == NULL)

@@ -3,11 +3,11 @@
 # user of the control socket starves the others, and root is always served.
 # Sets up: the test bed; two local users made for the test, ctest-fa and
 # ctest-fb (uids 1121 and 1122), each with a folder; corrald in the test
-# host with small shares (4 sandboxes in all, 2 a user, 8 connections and
-# 8 MiB of half-sent requests a user, 3 tunnels a user), its control socket
-# opened to every local user.
-# Does: ctest-fa holds idle connections, half-sent large frames, sandboxes
-# and tunnels past its shares, while ctest-fb and root ask too.
+# host with small shares (4 sandboxes in all, 2 a user, 8 connections,
+# 8 MiB of half-sent requests, 3 streams and 3 tunnels a user), its
+# control socket opened to every local user.
+# Does: ctest-fa holds idle connections, half-sent large frames, sandboxes,
+# exec streams and tunnels past its shares, while ctest-fb and root ask too.
 # Expects: ctest-fa is refused past each share with a message naming it;
 # ctest-fb and root are served throughout; the last sandbox slot is root's.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -42,6 +42,7 @@ max_sandboxes: 4
 max_sandboxes_per_user: 2
 shares:
   connections: 8
+  streams: 3
   buffered_bytes: 8M
   tunnels: 3
 YAML
@@ -126,6 +127,32 @@ check_eq "but not the last slot" 1 $?
 check_contains "which is kept for root" "$out" "the last slot is kept for root"
 corral_cli sandbox create --root "$fb" --run-as ctest-fb --name r1 >/dev/null 2>&1
 check_eq "root gets the last slot" 0 $?
+
+# --- Exec and run streams: three a user. Each held stream is a corral
+# exec whose pid the test ends (a simple command: ip netns exec and setpriv
+# exec it).
+for n in 1 2 3; do
+	ip netns exec "$TB_HOST" setpriv --reuid="$UID_A" --regid="$UID_A" --clear-groups \
+	    "$top_builddir/corral" --socket "$CORRAL_SOCK" exec a1 -- sleep 60 >/dev/null 2>&1 &
+	holders="$holders $!"
+done
+_i=0
+while [ "$(corral_cli exec a1 -- sh -c 'pgrep -c -x sleep' 2>/dev/null)" != 3 ] &&
+    [ "$_i" -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+out=$(as_a exec a2 -- true 2>&1)
+check_eq "ctest-fa's fourth stream is refused" 1 $?
+check_contains "naming the share" "$out" "shares.streams"
+check_eq "ctest-fb's exec runs meanwhile" ok "$(as_b exec b1 -- echo ok 2>&1)"
+check_eq "and root's" ok "$(corral_cli exec r1 -- echo ok 2>&1)"
+out=$(as_a run a2 -- 'echo hi' 2>&1)
+check_contains "a run counts as a stream too" "$out" "shares.streams"
+shares_down
+holders=
+_i=0
+while ! as_a exec a2 -- true >/dev/null 2>&1 && [ "$_i" -lt 50 ]; do
+	sleep 0.1; _i=$((_i + 1))
+done
+check_eq "streams that ended give their share back" ok "$(as_a exec a2 -- echo ok 2>&1)"
 
 # --- Tunnels: three a user over all its sandboxes.
 # tunnels SANDBOX COUNT: opens COUNT CONNECT tunnels inside and holds them

@@ -427,7 +427,7 @@ test_limits_and_shares_are_read(void **state)
 	assert_int_equal(load("limits:\n  pids: 512\n  memory: 2G\n  cpus: 1.5\n"
 	    "  tmpfs: 100M\n  home: 25%\n  max: {pids: 4096, memory: 8G, cpus: 2}\n"
 	    "max_sandboxes: 9\n"
-	    "shares: {connections: 5, buffered_bytes: 1M, tunnels: 77}\n"), 0);
+	    "shares: {connections: 5, streams: 6, buffered_bytes: 1M, tunnels: 77}\n"), 0);
 	assert_int_equal(cfg->limits.dflt[LIMITS_PIDS].value, 512);
 	assert_int_equal(cfg->limits.dflt[LIMITS_PIDS].origin, LIMITS_CONFIG);
 	assert_true(cfg->limits.dflt[LIMITS_MEMORY].value == 2ull << 30);
@@ -439,6 +439,7 @@ test_limits_and_shares_are_read(void **state)
 	assert_true(cfg->limits.max[LIMITS_MEMORY] == 8ull << 30);
 	assert_int_equal(cfg->limits.max[LIMITS_CPUS], 2000);
 	assert_int_equal(cfg->shares.connections, 5);
+	assert_int_equal(cfg->shares.streams, 6);
 	assert_true(cfg->shares.buffered_bytes == 1ull << 20);
 	assert_int_equal(cfg->shares.tunnels, 77);
 	/* Not given: half of max_sandboxes, rounded up. */
@@ -455,6 +456,7 @@ test_limits_defaults_follow_the_machine(void **state)
 	assert_true(cfg->limits.dflt[LIMITS_MEMORY].value >= limits_machine_ram() / 2 - (1 << 20));
 	assert_int_equal(cfg->max_sandboxes_per_user, 2);
 	assert_int_equal(cfg->shares.tunnels, cfg->egress.max_tunnels / 4);
+	assert_int_equal(cfg->shares.streams, 32);
 }
 
 /* assert_one_error, then a fresh start for the next load of the same test. */
@@ -483,6 +485,8 @@ test_bad_limit_values_are_refused_with_their_place(void **state)
 	    "shares.buffered_bytes '100' is not a size of at least 64K");
 	assert_one_error_then_reset("shares: {connections: 0}\n", 1, 23,
 	    "shares.connections 0 is out of range");
+	assert_one_error_then_reset("shares: {streams: 10001}\n", 1, 19,
+	    "shares.streams 10001 is out of range");
 	assert_one_error_then_reset("limits: {swap: 1G}\n", 1, 10, "unknown key 'swap' in limits");
 }
 
