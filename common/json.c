@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "common/json.h"
+#include "common/utf8.h"
 
 #define JSON_DEPTH_MAX 32               /* objects and arrays open at once */
 #define JSON_NUMBER_MAX_BYTES 24        /* "-9223372036854775808" and its NUL */
@@ -154,39 +155,6 @@ json_array_end(struct json *j)
 	json_close(j, JSON_FRAME_ARRAY, ']');
 }
 
-/* The length of the valid UTF-8 sequence of two or more bytes at S, or 0
- * when S does not start one. Overlong forms, surrogates (U+D800..U+DFFF)
- * and code points past U+10FFFF are not valid. */
-static size_t
-json_utf8_sequence(const unsigned char *s, size_t len)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;              /* below: overlong */
-	else if (s[0] == 0xed)
-		hi = 0x9f;              /* above: surrogates */
-	else if (s[0] == 0xf0)
-		lo = 0x90;              /* below: overlong */
-	else if (s[0] == 0xf4)
-		hi = 0x8f;              /* above: past U+10FFFF */
-	if (len < n || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* Writes into ESC the escape for the ASCII byte C, or leaves ESC alone when
  * C goes out as is. DEL and '/' need no escape. */
 static void
@@ -218,7 +186,7 @@ json_escape_next(const unsigned char *s, size_t len, char esc[JSON_ESCAPE_MAX_BY
 		json_escape_ascii(s[0], esc);
 		return 1;
 	}
-	n = json_utf8_sequence(s, len);
+	n = utf8_sequence(s, len);
 	if (n == 0) {
 		snprintf(esc, JSON_ESCAPE_MAX_BYTES, "\\ufffd");
 		return 1;

@@ -206,15 +206,22 @@ seqmsg_recv(int sock, struct seqmsg *m)
 	do {
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	} while (n == -1 && errno == EINTR);
-	if (n <= 0)
-		return (int)n;
+	if (n == -1)
+		return -1;
+	/* Descriptors first, whatever the length: a datagram of no bytes
+	 * reads as 0, like the peer's close, yet its SCM_RIGHTS are already
+	 * in this process, and would stay open in it for good. Such a
+	 * datagram is no message (every one starts with its type). */
 	if (!seqmsg_collect_fds(m, &mh) || (mh.msg_flags & MSG_TRUNC) ||
-	    (size_t)n < SEQMSG_TYPE_BYTES || m->type == 0 ||
-	    m->type > SEQMSG_TYPE_MAX) {
+	    (n == 0 && m->n_fds > 0) ||
+	    (n > 0 && ((size_t)n < SEQMSG_TYPE_BYTES || m->type == 0 ||
+	    m->type > SEQMSG_TYPE_MAX))) {
 		seqmsg_clear(m);
 		errno = EBADMSG;
 		return -1;
 	}
+	if (n == 0)
+		return 0;
 	m->len = (size_t)n - SEQMSG_TYPE_BYTES;
 	return 1;
 }

@@ -53,9 +53,12 @@ int seqmsg_take_fd(struct seqmsg *m, size_t i);
 /* Sends M as one datagram on SOCK. 0, or -1 with errno. */
 int seqmsg_send(int sock, const struct seqmsg *m);
 /* Receives one datagram into M (descriptors close-on-exec). 1 on a message,
- * 0 when the peer closed, -1 with errno (EBADMSG for a truncated one or a
- * type outside 1..SEQMSG_TYPE_MAX, EAGAIN on a non-blocking socket with
- * nothing to read). Receivers check the types they expect. */
+ * 0 when the peer closed (or sent an empty datagram, which no end does),
+ * -1 with errno (EBADMSG for a truncated one, an empty one that brought
+ * descriptors, or a type outside 1..SEQMSG_TYPE_MAX; EAGAIN on a
+ * non-blocking socket with nothing to read). Whatever descriptors came
+ * with a datagram that is not a message are closed. Receivers check the
+ * types they expect. */
 int seqmsg_recv(int sock, struct seqmsg *m);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "policy/edit.h"
 #include "policy/match.h"
 
@@ -16,8 +17,8 @@ static const char *const edit_messages[] = {
 	[EDIT_ERR_ENDPOINT] = "not HOST:PORT",
 	[EDIT_ERR_HOST] = "not a valid host or host pattern",
 	[EDIT_ERR_PORT] = "the port is not a number from 1 to 65535",
-	[EDIT_ERR_BINARY] = "a binary must be an absolute path or glob without '..'",
-	[EDIT_ERR_RULE] = "an entry name must be 1 to 63 bytes",
+	[EDIT_ERR_BINARY] = "a binary must be an absolute path or glob without '..', in UTF-8",
+	[EDIT_ERR_RULE] = "an entry name must be 1 to 63 bytes of UTF-8",
 	[EDIT_ERR_NOT_FOUND] = "no entry of the policy has that endpoint",
 };
 
@@ -96,7 +97,9 @@ edit_add_binary(struct policy_rule *r, const char *glob)
 {
 	struct policy_binary *bins;
 
-	if (match_binary_check(glob) != MATCH_OK)
+	/* What an update adds is rendered to YAML and loaded again: text no
+	 * policy file could hold is the caller's mistake, refused here. */
+	if (match_binary_check(glob) != MATCH_OK || !utf8_valid(glob))
 		return EDIT_ERR_BINARY;
 	for (size_t i = 0; i < r->nbinaries; i++)
 		if (strcmp(r->binaries[i].path, glob) == 0)
@@ -164,7 +167,8 @@ policy_edit_add_endpoint(struct policy *p, const char *rule, const char *endpoin
 	enum edit_err e;
 	uint16_t port;
 
-	if (rule == NULL || rule[0] == '\0' || strlen(rule) > EDIT_RULE_MAX_BYTES)
+	if (rule == NULL || rule[0] == '\0' || strlen(rule) > EDIT_RULE_MAX_BYTES ||
+	    !utf8_valid(rule))
 		return EDIT_ERR_RULE;
 	if ((e = edit_parse_endpoint(endpoint, &host, &port)) != EDIT_OK)
 		return e;
