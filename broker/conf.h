@@ -1,7 +1,7 @@
 /* broker/conf.h, not broker/config.h: a quoted "config.h" in broker/ must
  * find autoconf's header, not this one. */
-/* corrald's configuration (corrald.yaml(5)): /etc/corral/corrald.yaml or
- * --config, YAML, every key optional, unknown keys refused with
+/* corrald's configuration (corrald.yaml(5)): SYSCONFDIR/corral/corrald.yaml
+ * or --config, YAML, every key optional, unknown keys refused with
  * FILE:LINE:COL. Loaded whole and validated before anything uses it. */
 #ifndef CORRAL_CONF_H
 #define CORRAL_CONF_H
@@ -15,11 +15,17 @@
 #include "policy/grant.h"
 #include "policy/policy.h"
 
-#define CONFIG_PATH_DEFAULT "/etc/corral/corrald.yaml"
-#define CONFIG_SOCKET_DEFAULT "/run/corral/corrald.sock"
-#define CONFIG_STATE_DIR_DEFAULT "/var/lib/corral"
-#define CONFIG_LOG_DIR_DEFAULT "/var/log/corral"
-#define CONFIG_PROFILES_DIR_DEFAULT "/etc/corral/profiles"
+/* The folders configure chose (Makefile.am passes them): /etc, /var and
+ * /run unless told otherwise, so that the installed unit, logrotate file
+ * and man pages name the same paths. */
+#define CONFIG_PATH_DEFAULT SYSCONFDIR "/corral/corrald.yaml"
+#define CONFIG_SOCKET_DEFAULT RUNSTATEDIR "/corral/corrald.sock"
+#define CONFIG_STATE_DIR_DEFAULT LOCALSTATEDIR "/lib/corral"
+#define CONFIG_LOG_DIR_DEFAULT LOCALSTATEDIR "/log/corral"
+#define CONFIG_PROFILES_DIR_DEFAULT SYSCONFDIR "/corral/profiles"
+/* sun_path holds 108 bytes, the terminating NUL included. */
+_Static_assert(sizeof(CONFIG_SOCKET_DEFAULT) <= 108,
+    "configure --runstatedir is too long: the control socket's path must fit a Unix socket address");
 #define CONFIG_MACHINE_ID_DEFAULT "local"
 #define CONFIG_USER_DEFAULT "corral"         /* the broker runs as this account */
 #define CONFIG_USER_MAX_BYTES 32

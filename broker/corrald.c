@@ -16,9 +16,11 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <systemd/sd-daemon.h>
 
 #include "broker/api.h"
 #include "broker/checkconf.h"
@@ -354,6 +356,44 @@ corrald_start_proxy(struct daemon *d)
 		exit(1);
 }
 
+/* Tells the service manager what corrald is doing (sd_notify(3); the unit
+ * is Type=notify). Nothing is sent when NOTIFY_SOCKET is unset: started by
+ * hand, or by a manager that does not listen. */
+static void
+corrald_notify(const char *state)
+{
+	int rc = sd_notify(0, state);
+
+	if (rc < 0)
+		log_warnx("%s: cannot tell the service manager %.*s: %s", __func__,
+		    (int)strcspn(state, "\n"), state, strerror(-rc));
+}
+
+/* READY=1, once the control socket listens and the monitor has said
+ * whether sandboxes can be made; STATUS= says which. */
+static void
+corrald_notify_ready(const struct daemon *d)
+{
+	char state[512];
+
+	snprintf(state, sizeof(state), "READY=1\nSTATUS=serving %s; sandboxes: %s",
+	    d->cfg->socket, d->sandboxes_ok ? "available" : d->monitor_why);
+	corrald_notify(state);
+}
+
+/* RELOADING=1 with the time systemd 253 and later want beside it. */
+static void
+corrald_notify_reloading(void)
+{
+	struct timespec ts;
+	char state[64];
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
+	    (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
+	corrald_notify(state);
+}
+
 static void
 corrald_on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -367,7 +407,9 @@ corrald_on_signal(evutil_socket_t sig, short what, void *arg)
 		break;
 	case SIGHUP:
 		log_info("SIGHUP: reloading policies");
+		corrald_notify_reloading();
 		daemon_reload(d);
+		corrald_notify("READY=1");
 		break;
 	case SIGUSR1:
 		log_info("SIGUSR1: reopening the ledger");
@@ -511,7 +553,9 @@ main(int argc, char **argv)
 	if (daemon_api_start(&d) == -1)
 		exit(1);
 	log_info("corrald %s ready", PACKAGE_VERSION);
+	corrald_notify_ready(&d);
 	event_base_dispatch(d.base);
+	corrald_notify("STOPPING=1");
 	daemon_shutdown(&d);
 	for (size_t i = 0; i < sizeof(sigevs) / sizeof(sigevs[0]); i++)
 		event_free(sigevs[i]);

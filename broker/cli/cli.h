@@ -10,7 +10,8 @@
 #define CLI_EXIT_FAILED 1       /* refused or failed, with a one-line reason on stderr */
 #define CLI_EXIT_USAGE 2
 
-#define CLI_SOCKET_DEFAULT "/run/corral/corrald.sock"
+/* corrald's own default (broker/conf.h), from configure's runstatedir. */
+#define CLI_SOCKET_DEFAULT RUNSTATEDIR "/corral/corrald.sock"
 
 /* What every verb may read: the global options, resolved once. */
 struct cli {
