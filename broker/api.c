@@ -75,7 +75,6 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_LIST, api_sandbox_list },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_DELETE, api_sandbox_delete },
 	{ CORRAL__REQUEST__REQUEST_REAP, api_reap },
-	{ CORRAL__REQUEST__REQUEST_LOGS, api_logs },
 	{ CORRAL__REQUEST__REQUEST_RUN_ACK, api_run_ack },
 	{ CORRAL__REQUEST__REQUEST_RUN_INTERRUPT, api_run_interrupt },
 	{ CORRAL__REQUEST__REQUEST_RUN_LIST, api_run_list },
@@ -102,6 +101,7 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_EXEC_START, api_exec_attach },
 	{ CORRAL__REQUEST__REQUEST_RUN_START, api_run_attach },
 	{ CORRAL__REQUEST__REQUEST_RUN_RESUME, api_run_attach },
+	{ CORRAL__REQUEST__REQUEST_LOGS, api_logs_attach },
 };
 
 void

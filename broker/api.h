@@ -61,8 +61,6 @@ int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
-int api_logs(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, Corral__Response *resp);
 int api_reap(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 
@@ -103,6 +101,10 @@ void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
 /* Shell runs (api-run.c): RunStart and RunResume. */
 void api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
+/* The logs stream (api-logs.c): ledger records in LogsReply frames, the
+ * last with end set, or followed until the client closes. */
+void api_logs_attach(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames);
 /* SB is being deleted: its exec streams end now, each told why. */
 void api_exec_sandbox_gone(struct sandbox *sb);
