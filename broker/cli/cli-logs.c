@@ -14,6 +14,7 @@
 #include "broker/cli/client.h"
 #include "common/ledgerrec.h"
 #include "common/timeutil.h"
+#include "common/visible.h"
 #include "common/xmalloc.h"
 
 #define CLI_LOGS_WORD_BYTES 32          /* event, decision, mode */
@@ -120,8 +121,10 @@ cli_logs_on_record(void *arg, const char *rec, size_t len)
 	struct cli_logs_out *o = arg;
 
 	if (o->json) {
-		/* The daemon passes on only lines without control bytes. */
-		fwrite(rec, 1, len, stdout);
+		/* The daemon passes on only lines without C0 control bytes;
+		 * DEL and C1 controls, which JSON strings may hold as they
+		 * are, go out as \u escapes. */
+		visible_json_write(rec, len, stdout);
 		putchar('\n');
 	} else {
 		cli_logs_print_line(o->fields, rec, len);

@@ -685,6 +685,7 @@ report_json_box(const struct report_entry *e, const struct report_box *b, FILE *
 {
 	struct json *j = json_new(REPORT_JSON_SANDBOX_MAX_BYTES);
 	const char *text;
+	size_t len;
 	int rc = -1;
 
 	json_object_begin(j);
@@ -701,10 +702,8 @@ report_json_box(const struct report_entry *e, const struct report_box *b, FILE *
 	json_kv_uint(j, "unidentified", b->unidentified);
 	report_json_capped(j, b);
 	json_object_end(j);
-	if ((text = json_text(j, NULL)) != NULL) {
-		fputs(text, out);
-		rc = 0;
-	}
+	if ((text = json_text(j, &len)) != NULL)
+		rc = visible_json_write(text, len, out);
 	json_free(j);
 	return rc;
 }

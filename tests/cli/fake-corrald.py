@@ -213,14 +213,16 @@ def echo(conn):
 
 
 def record(event, sandbox, host, port, decision=None, reason=None, binary=None,
-           up=None, down=None, ts="2026-11-29T17:58:31.123456Z", ident=7):
-    """One ledger line, fields in the ledger's order (corral-ledger(5))."""
+           up=None, down=None, ts="2026-11-29T17:58:31.123456Z", ident=7, raw=False):
+    """One ledger line, fields in the ledger's order (corral-ledger(5)); with
+    raw, non-ASCII characters as UTF-8 bytes, as corrald writes them."""
     return json.dumps({
         "ts": ts, "event": event, "id": ident, "sandbox": sandbox, "session_id": None,
         "agent": None, "run": None, "pid": None, "binary": binary, "mode": "connect",
         "host": host, "port": port, "ip": None, "decision": decision, "policy": None,
         "reason": reason, "bytes_up": up, "bytes_down": down,
-        "duration_ms": None if up is None else 12}, separators=(",", ":"))
+        "duration_ms": None if up is None else 12}, separators=(",", ":"),
+        ensure_ascii=not raw)
 
 
 def logs_frame(records, end):
@@ -248,6 +250,10 @@ def logs_stream(conn, f, log):
         conn.sendall(logs_frame(first[1:], False))
         conn.settimeout(10)
         conn.recv(1)            # until the client closes
+        return
+    if name == "c1":            # C1 controls (U+009B is CSI) and DEL, raw in JSON strings
+        conn.sendall(logs_frame([record("connect", "c1", "\x9b" "31mred.evil.com", 443, "deny",
+                                        "host_not_allowed", "/tmp/\x7f\x85x", raw=True)], True))
         return
     if name == "big":
         line = record("connect", "big", "x" * 900 + ".example.com", 443, "allow")

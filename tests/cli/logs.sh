@@ -7,7 +7,8 @@
 # frame, and report.
 # Expects: exit 2 for usage and 1 for refusals with a one-line reason; text
 # lines with a sandbox column, "-" for host mode and nothing literal null,
-# control bytes shown as \xHH; --json the ledger's own lines; the request's
+# control bytes (C0, DEL, C1) shown as \xHH; --json the ledger's own lines
+# with DEL and C1 controls as \u escapes; the request's
 # fields (since, until, denied, follow) as corral(1) says.
 . "$top_srcdir/tests/lib/tap.sh"
 corral="$top_builddir/corral"
@@ -105,6 +106,26 @@ check_eq "--follow keeps the stream open" 0 "$alive"
 kill "$follow_pid" 2>/dev/null
 wait "$follow_pid" 2>/dev/null
 check_contains "--follow is sent" "$(last_request)" '"follow": true'
+
+# C1 controls arrive as UTF-8 (C2 9B is CSI) inside the ledger's strings.
+out=$(c logs c1 2>&1); rc=$?
+check_eq "logs of a record with C1 controls exits 0" 0 "$rc"
+check_contains "C1 controls and DEL are shown as \\xHH" "$out" \
+	'\xc2\x9b31mred.evil.com:443  connect  /tmp/\x7f\xc2\x85x  host_not_allowed'
+case $out in *"$(printf '\302\233')"*|*"$(printf '\302\205')"*|*"$(printf '\177')"*) c1=1 ;; *) c1=0 ;; esac
+check_eq "no raw C1 control or DEL reaches the terminal" 0 "$c1"
+out=$(c logs c1 --json 2>&1)
+check_contains "--json writes C1 controls and DEL as \\u escapes" "$out" \
+	'"host":"\u009b31mred.evil.com"'
+check_contains "--json escapes DEL and C1 in the binary too" "$out" '"binary":"/tmp/\u007f\u0085x"'
+case $out in *"$(printf '\302\233')"*|*"$(printf '\302\205')"*|*"$(printf '\177')"*) c1=1 ;; *) c1=0 ;; esac
+check_eq "--json lets no raw C1 control or DEL through" 0 "$c1"
+out=$(c report c1 2>&1)
+check_contains "report shows C1 controls as \\xHH" "$out" '\xc2\x9b31mred.evil.com'
+out=$(c report c1 --json 2>&1)
+check_contains "report --json writes C1 controls as \\u escapes" "$out" '\u009b31mred.evil.com'
+case $out in *"$(printf '\302\233')"*|*"$(printf '\177')"*) c1=1 ;; *) c1=0 ;; esac
+check_eq "report --json lets no raw C1 control or DEL through" 0 "$c1"
 
 out=$(c logs big --json 2>"$tmp/err"); rc=$?
 check_eq "a stream larger than a frame exits 0" 0 "$rc"
