@@ -52,9 +52,9 @@ struct ledgerread {
 static bool
 ledgerread_is_rotated_name(const char *name)
 {
-	size_t n = strlen(LEDGERREAD_LIVE_NAME);
+	size_t n = strlen(LEDGER_FILE_NAME);
 
-	return strncmp(name, LEDGERREAD_LIVE_NAME, n) == 0 && (name[n] == '.' || name[n] == '-') &&
+	return strncmp(name, LEDGER_FILE_NAME, n) == 0 && (name[n] == '.' || name[n] == '-') &&
 	    name[n + 1] != '\0';
 }
 
@@ -275,7 +275,7 @@ ledgerread_advance(struct ledgerread *r)
 		return ledgerread_start(r, fd, true) == 0;
 	}
 	/* Following, the live file is read whenever there is one. */
-	if (r->follow && (fd = ledgerread_open_name(r, LEDGERREAD_LIVE_NAME, &st)) != -1)
+	if (r->follow && (fd = ledgerread_open_name(r, LEDGER_FILE_NAME, &st)) != -1)
 		return ledgerread_start(r, fd, true) == 0;
 	return false;
 }
@@ -343,7 +343,7 @@ ledgerread_writer_moved(const struct ledgerread *r)
 {
 	struct stat st;
 
-	return fstatat(r->dirfd, LEDGERREAD_LIVE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	return fstatat(r->dirfd, LEDGER_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode) && (st.st_dev != r->cur_dev || st.st_ino != r->cur_ino) &&
 	    st.st_size > 0;
 }
@@ -416,7 +416,7 @@ ledgerread_open(const char *dir, int64_t since_us, bool follow)
 	}
 	/* The live file first: one rotated after it was opened is then
 	 * recognised in the listing by its inode, and read once. */
-	r->live_fd = ledgerread_open_name(r, LEDGERREAD_LIVE_NAME, &live);
+	r->live_fd = ledgerread_open_name(r, LEDGER_FILE_NAME, &live);
 	if (ledgerread_list(r, since_us, r->live_fd != -1 ? &live : NULL) == -1) {
 		saved = errno;
 		ledgerread_free(r);

@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LEDGERREAD_LIVE_NAME "egress.jsonl"     /* corrald's ledger, in log_dir */
+#include "egress-proxy/ledger.h"          /* LEDGER_FILE_NAME: the live file */
+
 #define LEDGERREAD_CHUNK_BYTES (64 * 1024)      /* one read */
 #define LEDGERREAD_STEPS_PER_CALL 4             /* reads and opens before a call says BUSY */
 #define LEDGERREAD_FILES_MAX 1024               /* rotated files; past it, the oldest are left out */
