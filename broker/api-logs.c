@@ -83,11 +83,12 @@ enum logs_verdict {
 	LOGS_PAST_UNTIL,        /* at or after until: the answer ends */
 };
 
-/* Whether the caller may see the sandbox seen last: asked once per name
- * and turn (a sandbox may go between turns). */
+/* Whether the caller may see the sandbox seen last, and from when: asked
+ * once per name and turn (a sandbox may go between turns). */
 struct logs_seen {
 	char name[LEDGER_NAME_MAX_BYTES + 1];
 	bool known, visible;
+	char created[RFC3339_US_BYTES];         /* the sandbox's creation, as ts */
 };
 
 struct logs_stream {
@@ -129,11 +130,13 @@ logs_stream_free(struct logs_stream *st)
 	free(st);
 }
 
-/* May the caller read records of sandbox NAME (NULL: host mode)? Root
- * reads everything; others their own live sandboxes; host mode's records
- * are root's (or the daemon's own user's, who runs host mode only). */
+/* May the caller read the record of sandbox NAME (NULL: host mode) made
+ * at TS? Root reads everything; others the records of their own live
+ * sandboxes made since each was created; host mode's records are root's
+ * (or the daemon's own user's, who runs host mode only). */
 static bool
-logs_visible(const struct logs_stream *st, struct logs_seen *seen, const char *name)
+logs_visible(const struct logs_stream *st, struct logs_seen *seen, const char *name,
+    const char *ts)
 {
 	struct sandbox *sb;
 
@@ -141,13 +144,19 @@ logs_visible(const struct logs_stream *st, struct logs_seen *seen, const char *n
 		return true;
 	if (name == NULL)
 		return daemon_may_manage(st->d, st->d->host, st->caller.uid);
-	if (seen->known && strcmp(seen->name, name) == 0)
-		return seen->visible;
-	sb = sandbox_find(st->d, name);
-	snprintf(seen->name, sizeof(seen->name), "%s", name);
-	seen->known = true;
-	seen->visible = sb != NULL && sandbox_visible(sb, &st->caller);
-	return seen->visible;
+	if (!seen->known || strcmp(seen->name, name) != 0) {
+		sb = sandbox_find(st->d, name);
+		snprintf(seen->name, sizeof(seen->name), "%s", name);
+		seen->known = true;
+		seen->visible = sb != NULL && sandbox_visible(sb, &st->caller);
+		if (seen->visible)
+			time_format_rfc3339_us(sb->created_us, seen->created);
+	}
+	/* Names are reused once a sandbox is deleted: records from before
+	 * this sandbox was created are an earlier one's, maybe another
+	 * user's. Both times are fixed-width UTC text, so text order is
+	 * time order. */
+	return seen->visible && strcmp(ts, seen->created) >= 0;
 }
 
 /* A ts as the ledger writes it: fixed width, so that text order is time order. */
@@ -197,7 +206,7 @@ logs_judge(const struct logs_stream *st, struct logs_seen *seen, const char *lin
 	if ((f->which == LOGS_HOST_MODE && !host_mode) ||
 	    (f->which == LOGS_SANDBOX && (host_mode || strcmp(name, f->name) != 0)))
 		return LOGS_SKIP;
-	if (!logs_visible(st, seen, host_mode ? NULL : name))
+	if (!logs_visible(st, seen, host_mode ? NULL : name, ts))
 		return LOGS_SKIP;
 	if (f->denied_only && (want[2].kind != LEDGERREC_STRING || strcmp(decision, "deny") != 0))
 		return LOGS_SKIP;

@@ -10,8 +10,8 @@
 # and refusal; then logs (text, JSON, host, --denied, --since/--until
 # windows), report, the views of a user other than root and its share of
 # streams, --follow (across a second rotation) of fetches made after it
-# started, --follow --until, and a rotated file with lines that are not
-# records.
+# started, --follow --until, a rotated file with lines that are not
+# records, and lg deleted and made again by uid 1000.
 # Expects: logs gives every record of both files, oldest first, byte for
 # byte as the files hold them (--json), with a sandbox column and no null
 # (text); the windows are exact; report counts 3 connections to
@@ -19,7 +19,8 @@
 # host_not_allowed; uid 1000 sees none of root's records and gets four
 # streams, not five; --follow prints records made after it started, before
 # and after a rotation, and ends by itself past --until; junk lines are
-# left out and corrald goes on serving.
+# left out and corrald goes on serving; uid 1000's new lg shows only the
+# records made since it was created.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
@@ -362,5 +363,28 @@ corral status >/dev/null 2>&1
 check_eq "corrald still serves" 0 "$?"
 rm -f "$junk"
 
+# --- A name used again: root's lg deleted, uid OTHER_UID makes its own lg.
+# Its logs and report start at its creation; lg's old records are root's.
 corral sandbox delete lg >/dev/null 2>&1
+old_records=$(ledger_truth sandbox=lg | wc -l | tr -d ' ')
+corral_as "$OTHER_UID" sandbox create --root "$ws" --profile strict --name lg >/dev/null 2>&1
+check_eq "uid $OTHER_UID: makes a sandbox lg of its own" 0 "$?"
+_i=0
+while [ "$(ledger_truth sandbox=lg | wc -l | tr -d ' ')" -le "$old_records" ] &&
+    [ "$_i" -lt "$WAIT_TENTHS" ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
+out=$(corral_as "$OTHER_UID" logs lg --json 2>&1); rc=$?
+check_eq "uid $OTHER_UID: logs of its lg exits 0" 0 "$rc"
+check_eq "uid $OTHER_UID: only the records of its lg, from its creation" \
+	"$(ledger_truth sandbox=lg | tail -n +"$((old_records + 1))")" "$out"
+check_lacks "uid $OTHER_UID: none of the old lg's fetches" "$out" "github.com"
+out=$(corral_as "$OTHER_UID" report lg --json 2>&1)
+check_contains "uid $OTHER_UID: its report counts no connection of the old lg" "$out" \
+	'"connections":0,'
+out=$(corral logs lg --json 2>&1)
+check_eq "root still reads every lg record, old and new" \
+	"$(ledger_truth sandbox=lg | wc -l | tr -d ' ')" "$(printf '%s\n' "$out" | grep -c .)"
+corral_as "$OTHER_UID" sandbox delete lg >/dev/null 2>&1
 tap_done
