@@ -87,7 +87,6 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_LIST, api_sandbox_list },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_DELETE, api_sandbox_delete },
 	{ CORRAL__REQUEST__REQUEST_REAP, api_reap },
-	{ CORRAL__REQUEST__REQUEST_LOGS, api_logs },
 	{ CORRAL__REQUEST__REQUEST_RUN_ACK, api_run_ack },
 	{ CORRAL__REQUEST__REQUEST_RUN_INTERRUPT, api_run_interrupt },
 	{ CORRAL__REQUEST__REQUEST_RUN_LIST, api_run_list },
@@ -114,6 +113,7 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_EXEC_START, api_exec_attach },
 	{ CORRAL__REQUEST__REQUEST_RUN_START, api_run_attach },
 	{ CORRAL__REQUEST__REQUEST_RUN_RESUME, api_run_attach },
+	{ CORRAL__REQUEST__REQUEST_LOGS, api_logs_attach },
 };
 
 void
@@ -213,12 +213,12 @@ api_slot_take(struct api_conn *c)
 
 	if (a->nstreams >= API_STREAMS_MAX || (uid != 0 &&
 	    a->nstreams >= API_STREAMS_MAX - API_ROOT_STREAMS)) {
-		api_refuse_share(c, "corrald holds %u exec and run streams, its most%s; try again "
+		api_refuse_share(c, "corrald holds %u exec, run and logs streams, its most%s; try again "
 		    "once some end", a->nstreams, uid != 0 ? " for users other than root" : "");
 		return NULL;
 	}
 	if (uid != 0 && c->user->streams >= share) {
-		api_refuse_share(c, "you already hold %u exec and run streams, your share "
+		api_refuse_share(c, "you already hold %u exec, run and logs streams, your share "
 		    "(shares.streams in corrald.yaml); end some", c->user->streams);
 		return NULL;
 	}

@@ -16,7 +16,7 @@ struct daemon;
 
 #define API_CONNECTIONS_MAX 256         /* control connections open at once */
 #define API_ROOT_CONNECTIONS 16         /* of those, kept for root */
-#define API_STREAMS_MAX 512             /* exec and run streams open at once */
+#define API_STREAMS_MAX 512             /* exec, run and logs streams open at once */
 #define API_ROOT_STREAMS 32             /* of those, kept for root */
 /* What one stream holds in the broker at most: its client, the command's
  * three pipes or terminal, its process. corrald's descriptor budget
@@ -68,8 +68,6 @@ int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
-int api_logs(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, Corral__Response *resp);
 int api_reap(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 
@@ -116,6 +114,11 @@ void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
     struct api_slot *slot);
 /* Shell runs (api-run.c): RunStart and RunResume. */
 void api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames,
+    struct api_slot *slot);
+/* The logs stream (api-logs.c): ledger records in LogsReply frames, the
+ * last with end set, or followed until the client closes. */
+void api_logs_attach(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames,
     struct api_slot *slot);
 /* SB is being deleted: its exec streams end now, each told why. */

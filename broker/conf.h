@@ -49,7 +49,7 @@ struct config_credential {
  * so that no user starves the others (root is always served). */
 struct config_shares {
 	unsigned connections;           /* control connections not yet answered */
-	unsigned streams;               /* exec and run streams open */
+	unsigned streams;               /* exec, run and logs streams open */
 	uint64_t buffered_bytes;        /* bytes of requests read but not yet whole */
 	unsigned tunnels;               /* egress tunnels, over all their sandboxes */
 };

@@ -66,7 +66,7 @@
 #define CONFIG_SHARE_CONNECTIONS_MAX 10000
 #define CONFIG_SHARE_CONNECTIONS_DEFAULT 32     /* control connections of one user */
 #define CONFIG_SHARE_STREAMS_MAX 10000
-#define CONFIG_SHARE_STREAMS_DEFAULT 32         /* exec and run streams of one user */
+#define CONFIG_SHARE_STREAMS_DEFAULT 32         /* exec, run and logs streams of one user */
 #define CONFIG_SHARE_BYTES_DEFAULT (64ull * 1024 * 1024)  /* half-read requests of one user */
 #define CONFIG_SHARE_TUNNELS_DIVISOR 4  /* one user's tunnels: a quarter of egress.max_tunnels */
 #define CONFIG_SHARE_BYTES_MIN (64ull * 1024)

@@ -39,7 +39,6 @@
 #include "egress-proxy/resolve.h"
 
 #define CORRALD_EXIT_MONITOR_LOST 3     /* the monitor died: restart (and reap) */
-#define CORRALD_LEDGER_FILE "egress.jsonl"
 #define CORRALD_LOCK_WAIT_S 30        /* for an old monitor's teardown */
 #define CORRALD_LOCK_TEXT_BYTES 48      /* "PID START_TICKS\n" */
 
@@ -142,7 +141,7 @@ corrald_open_ledger(struct daemon *d)
 {
 	char *path, *err = NULL;
 
-	xasprintf(&path, "%s/%s", d->cfg->log_dir, CORRALD_LEDGER_FILE);
+	xasprintf(&path, "%s/%s", d->cfg->log_dir, LEDGER_FILE_NAME);
 	if ((d->ledger = ledger_open(path, &err)) == NULL)
 		fatalx("cannot open the egress ledger %s: %s", path, err);
 	free(path);
@@ -268,7 +267,7 @@ corrald_folders(const struct config *cfg, uid_t uid, gid_t gid)
 {
 	static const char *const state[] = { "registry.db", "registry.db-wal", "registry.db-shm",
 	    NULL };
-	static const char *const logs[] = { CORRALD_LEDGER_FILE, NULL };
+	static const char *const logs[] = { LEDGER_FILE_NAME, NULL };
 
 	if (corrald_mkdirs(cfg->state_dir) == -1)
 		fatal("cannot create the state folder %s", cfg->state_dir);

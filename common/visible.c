@@ -6,33 +6,130 @@
 
 #include "common/visible.h"
 
+/* The length of the well-formed UTF-8 sequence at S (2 to 4 bytes, RFC
+ * 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or 0
+ * when S does not start one. S is NUL-terminated, so a cut sequence ends
+ * at a byte that is no continuation. */
+static size_t
+visible_utf8_sequence(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;              /* below: overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f;              /* above: surrogates */
+	else if (s[0] == 0xf0)
+		lo = 0x90;              /* below: overlong */
+	else if (s[0] == 0xf4)
+		hi = 0x8f;              /* above: past U+10FFFF */
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Writes into ESC how the character at P is shown and returns how many
+ * bytes of P it takes; *SHOWN is the length of ESC. */
+static size_t
+visible_next(const unsigned char *p, char esc[VISIBLE_EXPANSION * 4], size_t *shown)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 1;
+
+	if (*p >= 0x20 && *p < 0x7f && *p != '\\') {
+		esc[0] = (char)*p;
+		*shown = 1;
+		return 1;
+	}
+	if (*p == '\\') {
+		esc[0] = esc[1] = '\\';
+		*shown = 2;
+		return 1;
+	}
+	if (*p >= 0x80 && (n = visible_utf8_sequence(p)) != 0) {
+		/* U+0080..U+009F are the C1 controls: a terminal may obey them
+		 * (U+009B is CSI, as ESC [ is). Everything else goes as it is. */
+		if (!(n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {
+			memcpy(esc, p, n);
+			*shown = n;
+			return n;
+		}
+	} else {
+		n = 1;                  /* C0, DEL, or a byte of no well-formed sequence */
+	}
+	for (size_t i = 0; i < n; i++) {
+		esc[4 * i] = '\\';
+		esc[4 * i + 1] = 'x';
+		esc[4 * i + 2] = hex[p[i] >> 4];
+		esc[4 * i + 3] = hex[p[i] & 15];
+	}
+	*shown = 4 * n;
+	return n;
+}
+
 char *
 visible_copy(const char *in, char *out, size_t size)
 {
-	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)(in != NULL ? in : "");
 	size_t o = 0;
 
 	if (size == 0)
 		return out;
-	for (const unsigned char *p = (const unsigned char *)(in != NULL ? in : ""); *p != '\0'; p++) {
-		char esc[VISIBLE_EXPANSION + 1];
-		size_t n;
+	while (*p != '\0') {
+		char esc[VISIBLE_EXPANSION * 4];
+		size_t shown, n = visible_next(p, esc, &shown);
 
-		if (*p < 0x20 || *p == 0x7f) {
-			esc[0] = '\\'; esc[1] = 'x'; esc[2] = hex[*p >> 4]; esc[3] = hex[*p & 15];
-			n = 4;
-		} else if (*p == '\\') {
-			esc[0] = esc[1] = '\\';
-			n = 2;
-		} else {
-			esc[0] = (char)*p;
-			n = 1;
-		}
-		if (o + n >= size)
+		if (o + shown >= size)
 			break;
-		memcpy(out + o, esc, n);
-		o += n;
+		memcpy(out + o, esc, shown);
+		o += shown;
+		p += n;
 	}
 	out[o] = '\0';
 	return out;
+}
+
+int
+visible_json_write(const char *s, size_t len, FILE *out)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t run = 0, i = 0;
+
+	while (i < len) {
+		unsigned int c;
+		size_t n;
+
+		if (u[i] == 0x7f) {
+			c = 0x7f;
+			n = 1;
+		} else if (u[i] == 0xc2 && i + 1 < len && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f) {
+			c = u[i + 1];
+			n = 2;
+		} else {
+			run++;
+			i++;
+			continue;
+		}
+		if (run > 0 && fwrite(s + i - run, 1, run, out) != run)
+			return -1;
+		run = 0;
+		if (fprintf(out, "\\u%04x", c) < 0)
+			return -1;
+		i += n;
+	}
+	if (run > 0 && fwrite(s + i - run, 1, run, out) != run)
+		return -1;
+	return ferror(out) ? -1 : 0;
 }

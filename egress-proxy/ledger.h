@@ -11,6 +11,10 @@
 
 struct ledger;
 
+/* The live ledger's name in the log folder (corral-ledger(5)); corrald
+ * opens it there, and the logs stream (broker/ledgerread.h) reads it and
+ * its rotated files, named after it. */
+#define LEDGER_FILE_NAME "egress.jsonl"
 #define LEDGER_QUEUE_MAX_BYTES (4u * 1024 * 1024)       /* lines waiting for the writer */
 /* ledger_ok() turns false while less than this is free in the queue, so
  * that a caller refusing new connections still has room for the close

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "broker/cli/cli.h"
 #include "broker/cli/client.h"
@@ -286,110 +285,5 @@ cli_denials(struct cli *cli, int argc, char **argv)
 	else
 		cli_denials_text(resp->denials);
 	corral__response__free_unpacked(resp, NULL);
-	return rc;
-}
-
-#define CLI_LOGS_FOLLOW_INTERVAL_S 1
-
-/* One ledger record as a short line for people: time, event, decision,
- * host:port, mode, binary, reason (fields read by key, as text). */
-static void
-cli_logs_print_line(const char *rec)
-{
-	static const char *const keys[] = { "ts", "event", "decision", "host", "port", "mode",
-	    "binary", "reason" };
-	char value[512];
-
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		char pat[32];
-		const char *p;
-		size_t n = 0;
-
-		snprintf(pat, sizeof(pat), "\"%s\":", keys[i]);
-		if ((p = strstr(rec, pat)) != NULL) {
-			p += strlen(pat);
-			if (*p == '"')
-				p++;
-			while (p[n] != '\0' && p[n] != '"' && p[n] != ',' && n < sizeof(value) - 1)
-				n++;
-		}
-		memcpy(value, p != NULL ? p : "-", p != NULL ? n : 1);
-		value[p != NULL ? n : 1] = '\0';
-		printf("%s%s", i > 0 ? (i == 4 ? ":" : "  ") : "", value);
-	}
-	putchar('\n');
-}
-
-/* Asks for the records after SINCE_US and prints those after LAST (the
- * last line printed, kept for the next round); -1 on failure. */
-static int
-cli_logs_round(const struct cli *cli, Corral__Logs *lq, bool json, char **last)
-{
-	Corral__Request req = CORRAL__REQUEST__INIT;
-	Corral__Response *resp;
-
-	req.request_case = CORRAL__REQUEST__REQUEST_LOGS;
-	req.logs = lq;
-	if (cli_call(cli, &req, &resp) != CLI_EXIT_OK)
-		return -1;
-	for (size_t i = 0; resp->response_case == CORRAL__RESPONSE__RESPONSE_LOGS &&
-	    i < resp->logs->n_records; i++) {
-		const char *rec = resp->logs->records[i];
-
-		if (*last != NULL && strcmp(rec, *last) <= 0)
-			continue;       /* already printed in an earlier round */
-		if (json)
-			puts(rec);
-		else
-			cli_logs_print_line(rec);
-		free(*last);
-		*last = xstrdup(rec);
-	}
-	fflush(stdout);
-	corral__response__free_unpacked(resp, NULL);
-	return 0;
-}
-
-int
-cli_logs(struct cli *cli, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "denied", no_argument, NULL, 'd' },
-		{ "since", required_argument, NULL, 's' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
-	Corral__Logs lq = CORRAL__LOGS__INIT;
-	bool json = false, follow = false;
-	char *last = NULL;
-	int opt, rc = CLI_EXIT_OK;
-
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'd': lq.denied_only = 1; break;
-		case 'f': follow = true; break;
-		case 'j': json = true; break;
-		case 's':
-			if (time_parse_since(optarg, time_now_us(), &lq.since_us) == -1)
-				return cli_fail("--since %s: not an RFC 3339 time or a duration "
-				    "like 30s, 5m, 2h", optarg);
-			break;
-		default: return cli_usage(cli_find("logs"));
-		}
-	}
-	if (argc - optind > 1)
-		return cli_usage(cli_find("logs"));
-	lq.sandbox = optind < argc ? argv[optind] : (char *)(uintptr_t)"";
-	/* --follow asks again every second for what came since the last record. */
-	do {
-		if (cli_logs_round(cli, &lq, json, &last) == -1) {
-			rc = CLI_EXIT_FAILED;
-			break;
-		}
-		if (follow)
-			sleep(CLI_LOGS_FOLLOW_INTERVAL_S);
-	} while (follow);
-	free(last);
 	return rc;
 }

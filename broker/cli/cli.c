@@ -36,8 +36,10 @@ static const struct cli_cmd cli_table[] = {
 	    "add or remove endpoints of a sandbox's policy", cli_policy_update },
 	{ "denials", "NAME [--since T] [--json]", "what a sandbox was refused, structured",
 	    cli_denials },
-	{ "logs", "[NAME] [--denied] [--since T] [--follow] [--json]",
-	    "egress ledger records (of a sandbox, or all yours)", cli_logs },
+	{ "logs", "[NAME] [--sandbox NAME] [--denied] [--since T] [--until T] [--follow] [--json]",
+	    "egress ledger records (of a sandbox, host mode, or all yours)", cli_logs },
+	{ "report", "NAME|--all [--since T] [--until T] [--json]",
+	    "per sandbox: hosts reached with bytes, refusals by reason, binaries", cli_report },
 	{ "sandbox create",
 	    "--root PATH[:ro]... [--cwd DIR] [--profile P | --policy FILE] [--run-as USER] "
 	    "[--grant NAME]... [--home DIR] [--label K=V]... [--env K=V]... [--pids N] "

@@ -53,6 +53,7 @@ int cli_policy_set(struct cli *cli, int argc, char **argv);
 int cli_policy_update(struct cli *cli, int argc, char **argv);
 int cli_denials(struct cli *cli, int argc, char **argv);
 int cli_logs(struct cli *cli, int argc, char **argv);
+int cli_report(struct cli *cli, int argc, char **argv);
 int cli_sandbox_create(struct cli *cli, int argc, char **argv);
 int cli_sandbox_list(struct cli *cli, int argc, char **argv);
 int cli_sandbox_get(struct cli *cli, int argc, char **argv);

@@ -3,7 +3,7 @@
 
 Speaks the framing of PROTOCOL.md with a hand-written protobuf encoder (no
 protobuf module needed), answers the lifecycle requests with fixed
-sandboxes, and plays scripted exec streams chosen by the sandbox name.
+sandboxes, and plays scripted exec and logs streams chosen by the sandbox name.
 Every request it decodes is written, as JSON, to the file named by its
 second argument, so a test can check what the CLI sent. It stops by itself
 after LIFETIME_S seconds.
@@ -212,6 +212,65 @@ def echo(conn):
     conn.sendall(frame(ld(2, ld(1, b"err\n"))) + frame(ld(3, u(1, 3))))
 
 
+def record(event, sandbox, host, port, decision=None, reason=None, binary=None,
+           up=None, down=None, ts="2026-11-29T17:58:31.123456Z", ident=7, raw=False):
+    """One ledger line, fields in the ledger's order (corral-ledger(5)); with
+    raw, non-ASCII characters as UTF-8 bytes, as corrald writes them."""
+    return json.dumps({
+        "ts": ts, "event": event, "id": ident, "sandbox": sandbox, "session_id": None,
+        "agent": None, "run": None, "pid": None, "binary": binary, "mode": "connect",
+        "host": host, "port": port, "ip": None, "decision": decision, "policy": None,
+        "reason": reason, "bytes_up": up, "bytes_down": down,
+        "duration_ms": None if up is None else 12}, separators=(",", ":"),
+        ensure_ascii=not raw)
+
+
+def logs_frame(records, end):
+    return frame(ld(14, b"".join(s(1, r) for r in records) + u(2, 1 if end else 0)))
+
+
+def logs_stream(conn, f, log):
+    """Answers a Logs request; the sandbox's name picks the script."""
+    name = text(f, 1)
+    log_request(log, {"request": "logs", "sandbox": name,
+                      "denied_only": bool(f.get(2, [0])[0]), "since_us": f.get(3, [0])[0],
+                      "follow": bool(f.get(4, [0])[0]), "until_us": f.get(5, [0])[0]})
+    if name == "missing":
+        conn.sendall(error("no sandbox named 'missing'"))
+        return
+    first = [record("connect", "web", "example.com", 443, "allow", binary="/usr/bin/curl"),
+             record("close", "web", "example.com", 443, binary="/usr/bin/curl",
+                    up=517, down=1048576)]
+    if name == "cut":
+        conn.sendall(logs_frame(first, False))
+        return
+    if name == "follow":
+        conn.sendall(logs_frame(first[:1], False))
+        time.sleep(0.3)
+        conn.sendall(logs_frame(first[1:], False))
+        conn.settimeout(10)
+        conn.recv(1)            # until the client closes
+        return
+    if name == "c1":            # C1 controls (U+009B is CSI) and DEL, raw in JSON strings
+        conn.sendall(logs_frame([record("connect", "c1", "\x9b" "31mred.evil.com", 443, "deny",
+                                        "host_not_allowed", "/tmp/\x7f\x85x", raw=True)], True))
+        return
+    if name == "big":
+        line = record("connect", "big", "x" * 900 + ".example.com", 443, "allow")
+        for _ in range(3):      # 3 frames of 2,000 records: 5.5 MB in all
+            conn.sendall(logs_frame([line] * 2000, False))
+        conn.sendall(logs_frame([], True))
+        return
+    second = [record("connect", None, "pypi.org", 443, "allow"),
+              record("connect", "web", "evil.com", 443, "deny", "host_not_allowed",
+                     "/tmp/x\x1b]0;pwned\x07"),
+              record("dns", "web", "secret.evil.com", None, "deny", "dns_name_not_allowed"),
+              record("connect", "web", "::1", 80, "deny", "loopback")]
+    conn.sendall(logs_frame(first, False)[:7])   # a frame split across writes
+    time.sleep(0.05)
+    conn.sendall(logs_frame(first, False)[7:] + logs_frame(second, True))
+
+
 def serve(conn, log):
     with conn:
         first = read_frame(conn)
@@ -222,6 +281,8 @@ def serve(conn, log):
         body = decode(req[field][0])
         if field == 1:
             exec_stream(conn, body, log)
+        elif field == 19:
+            logs_stream(conn, body, log)
         else:
             conn.sendall(answer(field, body, log))
 
