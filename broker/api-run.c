@@ -76,6 +76,7 @@ run_result_fill(const struct run *r, Corral__RunResult *res)
 	res->timed_out = r->result.timed_out;
 	res->truncated = run_truncated(r);
 	res->respawned = r->result.respawned;
+	res->state_saved = r->result.state_saved;
 }
 
 /* The last frame: the result, or the error that ended the run. */
@@ -160,16 +161,17 @@ run_stream_on_event(struct bufferevent *bev, short what, void *arg)
 		run_stream_free(arg);
 }
 
-/* Sends R's kept output from FROM on, then its end if it has ended, else
- * follows it. */
+/* Sends R's kept output (its late output when LATE) from FROM on, then
+ * its end if it has ended, else follows it. */
 static void
-run_stream_follow(struct run_stream *st, struct run *r, uint64_t from)
+run_stream_follow(struct run_stream *st, struct run *r, uint64_t from, bool late)
 {
 	uint8_t *chunk = xmalloc(RUN_STREAM_CHUNK_BYTES);
 	uint64_t at;
 	size_t n;
 
-	while ((n = run_output_read(r, from, chunk, RUN_STREAM_CHUNK_BYTES, &at)) > 0) {
+	while ((n = (late ? run_late_read : run_output_read)(r, from, chunk,
+	    RUN_STREAM_CHUNK_BYTES, &at)) > 0) {
 		run_stream_send_output(st, at, chunk, n);
 		from = at + n;
 	}
@@ -310,9 +312,15 @@ run_attach_find(struct daemon *d, const struct sandbox_caller *caller,
 	if (start)
 		return run_start(h, top->run_start, code, msg);
 	r = h != NULL ? runtab_find(shell_host_runs(h), top->run_resume->request_id) : NULL;
-	if (r == NULL)
+	if (r == NULL) {
 		snprintf(msg, RUN_MSG_BYTES, "sandbox %s holds no run '%.128s' (never started, "
 		    "acknowledged, or dropped as the oldest)", name, top->run_resume->request_id);
+	} else if (top->run_resume->late && r->state != RUN_DONE) {
+		*code = WIRE_ERR_INVALID;
+		snprintf(msg, RUN_MSG_BYTES, "run '%s' is still in flight; its late output is "
+		    "what its jobs write after its result", r->id);
+		return NULL;
+	}
 	return r;
 }
 
@@ -341,7 +349,8 @@ api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
 	bufferevent_setcb(bev, run_stream_on_read, run_stream_on_write, run_stream_on_event, st);
 	bufferevent_set_timeouts(bev, NULL, NULL);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
-	run_stream_follow(st, r, from);
+	run_stream_follow(st, r, from, top->request_case == CORRAL__REQUEST__REQUEST_RUN_RESUME &&
+	    top->run_resume->late);
 }
 
 /* The run ID of sandbox NAME for a table request; NULL with RESP set. */
@@ -419,7 +428,8 @@ run_info(const struct run *r)
 	info->shell = xstrdup(r->shell);
 	info->command = xstrdup(r->command);
 	info->started_at_us = r->started_us;
-	info->output_bytes = r->total;
+	info->output_bytes = r->out.total;
+	info->late_bytes = r->late.total;
 	if (r->state == RUN_DONE && r->error == NULL) {
 		info->result = xmalloc(sizeof(*info->result));
 		corral__run_result__init(info->result);

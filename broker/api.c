@@ -587,9 +587,14 @@ api_pid_depth(const char *pid)
 static bool
 api_peer_in_sandbox(pid_t pid)
 {
+	/* corrald's own depth never changes: read once, not per connection
+	 * (each read of a status file costs tens of microseconds). */
+	static int mine = -1;
 	char text[24];
-	int mine = api_pid_depth("self"), theirs;
+	int theirs;
 
+	if (mine <= 0)
+		mine = api_pid_depth("self");
 	snprintf(text, sizeof(text), "%d", (int)pid);
 	theirs = api_pid_depth(text);
 	return mine <= 0 || theirs <= 0 || theirs != mine;

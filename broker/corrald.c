@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -157,6 +158,26 @@ corrald_init_path(void)
 	return env != NULL && env[0] == '/' ? env : LIBEXECDIR "/corral/corral-init";
 }
 
+/* The runtime folder: corral-init's, which holds corral-shell too; shown
+ * read-only inside every sandbox at its own path. NULL when it is below a
+ * folder every sandbox has its own of (a build folder in /tmp): there is
+ * no runtime inside then, and persistent shells say why. */
+static const char *
+corrald_runtime_dir(void)
+{
+	static const char *const own[] = { "/tmp/", "/run/", "/dev/", "/proc/", "/sys/", NULL };
+	static char dir[PATH_MAX];
+	const char *init = corrald_init_path(), *slash = strrchr(init, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s/", (int)(slash - init), init);
+	for (size_t i = 0; own[i] != NULL; i++) {
+		if (strncmp(dir, own[i], strlen(own[i])) == 0)
+			return NULL;
+	}
+	dir[strlen(dir) - 1] = '\0';
+	return dir[0] != '\0' ? dir : NULL;
+}
+
 /* Gives PATH to the broker's user (corrald's own folders and files in
  * them: the broker writes the registry and the ledger), mode MODE. A
  * previous broker owned these folders: a link planted there is refused
@@ -301,7 +322,7 @@ corrald_split(struct daemon *d)
 	static const char *own[MONITOR_OWN_DIRS_MAX];
 	struct monitor_setup setup = {
 		.state_dir = d->cfg->state_dir, .pool_prefix = d->cfg->pool.prefix_len,
-		.init_path = corrald_init_path(),
+		.init_path = corrald_init_path(), .runtime_dir = d->runtime_dir,
 		.grants = d->cfg->grants, .ngrants = d->cfg->ncredentials,
 		.host_cgroup = d->cfg->host_proxy.enabled ? d->cfg->host_proxy.cgroup : NULL,
 		.socket_path = d->cfg->socket,
@@ -538,6 +559,7 @@ main(int argc, char **argv)
 	d.cfg = corrald_load_config(config_path);
 	corrald_override(d.cfg, socket_path, state_dir, log_dir);
 	corrald_fd_budget(d.cfg);
+	d.runtime_dir = corrald_runtime_dir();
 	/* Before any thread or loop: the monitor is a fork of this process. */
 	corrald_split(&d);
 	if ((d.base = event_base_new()) == NULL)

@@ -50,6 +50,7 @@ struct daemon {
 	bool closing;                   /* shutting down: late builds are not adopted */
 	bool monitor_lost;              /* the monitor went: every sandbox ended, exiting */
 	char *monitor_why;
+	const char *runtime_dir;        /* corral-init's folder: corral-shell's too */
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */
 	sandbox_gone_fn gone_hooks[SANDBOX_GONE_HOOKS_MAX];     /* sandbox_on_gone() */

@@ -14,6 +14,7 @@ runtab_init(struct runtab *t)
 {
 	t->head = NULL;
 	t->count = 0;
+	t->next_serial = 1;
 }
 
 static void
@@ -24,7 +25,8 @@ run_free(struct run *r)
 	free(r->command);
 	free(r->result.cwd);
 	free(r->error);
-	free(r->ring);
+	free(r->out.buf);
+	free(r->late.buf);
 	free(r);
 }
 
@@ -52,13 +54,25 @@ runtab_find(const struct runtab *t, const char *id)
 	return NULL;
 }
 
+struct run *
+runtab_find_serial(const struct runtab *t, uint64_t serial)
+{
+	struct run *r;
+
+	for (r = t->head; r != NULL; r = r->next) {
+		if (r->serial == serial)
+			return r;
+	}
+	return NULL;
+}
+
 size_t
 runtab_kept_bytes(const struct runtab *t)
 {
 	size_t n = 0;
 
 	for (const struct run *r = t->head; r != NULL; r = r->next)
-		n += r->ring_len;
+		n += r->out.len + r->late.len;
 	return n;
 }
 
@@ -110,6 +124,7 @@ runtab_add(struct runtab *t, const char *id, const char *shell, const char *comm
 	if (t->count >= RUNTAB_RUNS_MAX)
 		return NULL;
 	r = xcalloc(1, sizeof(*r));
+	r->serial = t->next_serial++;
 	r->id = xstrdup(id);
 	r->shell = xstrdup(shell);
 	r->command = xstrdup(command);
@@ -123,63 +138,94 @@ runtab_add(struct runtab *t, const char *id, const char *shell, const char *comm
 	return r;
 }
 
-/* Makes R's ring hold NEED bytes (up to the cap), oldest first at 0. */
+/* Makes RING hold NEED bytes (up to CAP), oldest first at 0. */
 static void
-run_ring_grow(struct run *r, size_t need)
+run_ring_grow(struct run_ring *ring, size_t need, size_t cap)
 {
-	size_t size = r->ring_size > 0 ? r->ring_size : RUN_RING_FIRST_BYTES;
-	uint8_t *ring;
+	size_t size = ring->size > 0 ? ring->size : RUN_RING_FIRST_BYTES;
+	uint8_t *buf;
 
-	while (size < need && size < RUN_OUTPUT_KEEP_BYTES)
+	while (size < need && size < cap)
 		size *= 2;
-	if (size > RUN_OUTPUT_KEEP_BYTES)
-		size = RUN_OUTPUT_KEEP_BYTES;
-	ring = xmalloc(size);
-	for (size_t i = 0; i < r->ring_len; i++)
-		ring[i] = r->ring[(r->ring_head + i) % r->ring_size];
-	free(r->ring);
-	r->ring = ring;
-	r->ring_size = size;
-	r->ring_head = 0;
+	if (size > cap)
+		size = cap;
+	buf = xmalloc(size);
+	for (size_t i = 0; i < ring->len; i++)
+		buf[i] = ring->buf[(ring->head + i) % ring->size];
+	free(ring->buf);
+	ring->buf = buf;
+	ring->size = size;
+	ring->head = 0;
 }
 
-/* Copies LEN bytes into the ring, overwriting the oldest once it is full. */
+/* Copies LEN bytes into RING (at most CAP), overwriting the oldest once
+ * it is full. */
 static void
-run_ring_put(struct run *r, const uint8_t *data, size_t len)
+run_ring_put(struct run_ring *ring, const uint8_t *data, size_t len, size_t cap)
 {
 	size_t tail, n, over;
 
-	if (len > RUN_OUTPUT_KEEP_BYTES) {
-		data += len - RUN_OUTPUT_KEEP_BYTES;
-		len = RUN_OUTPUT_KEEP_BYTES;
+	ring->total += len;
+	if (len > cap) {
+		data += len - cap;
+		len = cap;
 	}
-	if (r->ring_len + len > r->ring_size && r->ring_size < RUN_OUTPUT_KEEP_BYTES)
-		run_ring_grow(r, r->ring_len + len);
+	if (ring->len + len > ring->size && ring->size < cap)
+		run_ring_grow(ring, ring->len + len, cap);
 	while (len > 0) {
-		tail = (r->ring_head + r->ring_len) % r->ring_size;
-		n = r->ring_size - tail < len ? r->ring_size - tail : len;
-		memcpy(r->ring + tail, data, n);
+		tail = (ring->head + ring->len) % ring->size;
+		n = ring->size - tail < len ? ring->size - tail : len;
+		memcpy(ring->buf + tail, data, n);
 		data += n;
 		len -= n;
-		r->ring_len += n;
-		if (r->ring_len > r->ring_size) {
-			over = r->ring_len - r->ring_size;
-			r->ring_head = (r->ring_head + over) % r->ring_size;
-			r->ring_len = r->ring_size;
+		ring->len += n;
+		if (ring->len > ring->size) {
+			over = ring->len - ring->size;
+			ring->head = (ring->head + over) % ring->size;
+			ring->len = ring->size;
 		}
 	}
+}
+
+/* The offset of the oldest byte RING holds. */
+static uint64_t
+run_ring_first(const struct run_ring *ring)
+{
+	return ring->total - ring->len;
+}
+
+/* Copies up to MAX held bytes of RING from offset FROM (raised to the
+ * oldest held) into DST; the offset in *AT; how many. */
+static size_t
+run_ring_read(const struct run_ring *ring, uint64_t from, uint8_t *dst, size_t max,
+    uint64_t *at)
+{
+	size_t skip, n, start, first;
+
+	if (from < run_ring_first(ring))
+		from = run_ring_first(ring);
+	*at = from;
+	if (from >= ring->total)
+		return 0;
+	skip = (size_t)(from - run_ring_first(ring));
+	n = ring->len - skip < max ? ring->len - skip : max;
+	/* At most two spans: up to the ring's end, then from its start. */
+	start = (ring->head + skip) % ring->size;
+	first = ring->size - start < n ? ring->size - start : n;
+	memcpy(dst, ring->buf + start, first);
+	memcpy(dst + first, ring->buf, n - first);
+	return n;
 }
 
 void
 run_output_append(struct run *r, const uint8_t *data, size_t len)
 {
 	struct run_watcher *w, *next;
-	uint64_t at = r->total;
+	uint64_t at = r->out.total;
 
 	if (len == 0)
 		return;
-	run_ring_put(r, data, len);
-	r->total += len;
+	run_ring_put(&r->out, data, len, RUN_OUTPUT_KEEP_BYTES);
 	for (w = r->watchers; w != NULL; w = next) {
 		next = w->next;         /* W may unwatch itself */
 		w->on_output(w, at, data, len);
@@ -189,33 +235,32 @@ run_output_append(struct run *r, const uint8_t *data, size_t len)
 uint64_t
 run_output_first(const struct run *r)
 {
-	return r->total - r->ring_len;
+	return run_ring_first(&r->out);
 }
 
 bool
 run_truncated(const struct run *r)
 {
-	return r->total > r->ring_len;
+	return r->out.total > r->out.len;
 }
 
 size_t
 run_output_read(const struct run *r, uint64_t from, uint8_t *dst, size_t max, uint64_t *at)
 {
-	size_t skip, n, start, first;
+	return run_ring_read(&r->out, from, dst, max, at);
+}
 
-	if (from < run_output_first(r))
-		from = run_output_first(r);
-	*at = from;
-	if (from >= r->total)
-		return 0;
-	skip = (size_t)(from - run_output_first(r));
-	n = r->ring_len - skip < max ? r->ring_len - skip : max;
-	/* At most two spans: up to the ring's end, then from its start. */
-	start = (r->ring_head + skip) % r->ring_size;
-	first = r->ring_size - start < n ? r->ring_size - start : n;
-	memcpy(dst, r->ring + start, first);
-	memcpy(dst + first, r->ring, n - first);
-	return n;
+void
+run_late_append(struct run *r, const uint8_t *data, size_t len)
+{
+	if (len > 0)
+		run_ring_put(&r->late, data, len, RUN_LATE_KEEP_BYTES);
+}
+
+size_t
+run_late_read(const struct run *r, uint64_t from, uint8_t *dst, size_t max, uint64_t *at)
+{
+	return run_ring_read(&r->late, from, dst, max, at);
 }
 
 void

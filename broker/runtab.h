@@ -1,9 +1,11 @@
 /* A sandbox's shell runs (PROTOCOL.md section 5): each run's request id,
  * command, kept output and result, until the client acknowledges it. The
- * output keeps the newest bytes up to a cap (offsets stay true); the table
- * keeps a bounded number of runs and output bytes, dropping the oldest
- * finished run first. Watchers (open client streams) hear each chunk and
- * the end. Pure logic: no I/O, never logs, never exits. */
+ * output keeps the newest bytes up to a cap (offsets stay true); so does
+ * the late output, what the run's own background jobs wrote after its
+ * result, which never joins another run's. The table keeps a bounded
+ * number of runs and output bytes, dropping the oldest finished run first.
+ * Watchers (open client streams) hear each chunk and the end. Pure logic:
+ * no I/O, never logs, never exits. */
 #ifndef CORRAL_RUNTAB_H
 #define CORRAL_RUNTAB_H
 
@@ -12,6 +14,7 @@
 #include <stdint.h>
 
 #define RUN_OUTPUT_KEEP_BYTES (1024 * 1024)     /* one run's output kept; older bytes dropped */
+#define RUN_LATE_KEEP_BYTES (64 * 1024)         /* one run's late output kept */
 #define RUNTAB_RUNS_MAX 64                      /* runs kept per sandbox, in flight included */
 #define RUNTAB_KEEP_BYTES_MAX (16 * 1024 * 1024) /* output kept per sandbox, all runs */
 #define RUN_ID_MAX_BYTES 128
@@ -37,6 +40,17 @@ struct run_result {
 	char *cwd;                      /* NULL: unknown */
 	bool timed_out;
 	bool respawned;
+	bool state_saved;               /* its cwd and environment are the next run's */
+};
+
+/* The newest bytes of a stream, up to a cap, circular; offsets are those
+ * of the whole stream. */
+struct run_ring {
+	uint8_t *buf;
+	size_t size;                    /* bytes allocated, at most the cap */
+	size_t len;                     /* bytes held */
+	size_t head;                    /* index of the oldest byte held */
+	uint64_t total;                 /* bytes written in all */
 };
 
 enum run_state {
@@ -46,6 +60,7 @@ enum run_state {
 };
 
 struct run {
+	uint64_t serial;                /* unique in its table, never reused */
 	char *id;
 	char *shell;
 	char *command;
@@ -54,11 +69,8 @@ struct run {
 	enum run_state state;
 	struct run_result result;
 	char *error;                    /* RUN_DONE without a result: why it never ran */
-	uint8_t *ring;                  /* the newest output bytes, circular */
-	size_t ring_size;               /* bytes allocated, at most RUN_OUTPUT_KEEP_BYTES */
-	size_t ring_len;                /* bytes held */
-	size_t ring_head;               /* index of the oldest byte held */
-	uint64_t total;                 /* bytes the run has written in all */
+	struct run_ring out;             /* its output, up to RUN_OUTPUT_KEEP_BYTES */
+	struct run_ring late;           /* after its result, up to RUN_LATE_KEEP_BYTES */
 	struct run_watcher *watchers;
 	struct run *next;               /* the table, oldest first */
 };
@@ -66,6 +78,7 @@ struct run {
 struct runtab {
 	struct run *head;
 	size_t count;
+	uint64_t next_serial;
 };
 
 void runtab_init(struct runtab *t);
@@ -73,6 +86,8 @@ void runtab_init(struct runtab *t);
 void runtab_clear(struct runtab *t);
 /* The run with ID, or NULL. */
 struct run *runtab_find(const struct runtab *t, const char *id);
+/* The run with SERIAL, or NULL (it was acknowledged or dropped). */
+struct run *runtab_find_serial(const struct runtab *t, uint64_t serial);
 /* A new queued run at the end of T, after dropping the oldest finished
  * runs over the bounds; NULL when every kept run is still in flight or
  * watched and the table is full. */
@@ -82,7 +97,7 @@ struct run *runtab_add(struct runtab *t, const char *id, const char *shell, cons
 void runtab_remove(struct runtab *t, struct run *r);
 /* Drops the oldest finished, unwatched runs until T is within its bounds. */
 void runtab_trim(struct runtab *t);
-/* Output bytes T keeps over all runs. */
+/* Output bytes (late output included) T keeps over all runs. */
 size_t runtab_kept_bytes(const struct runtab *t);
 
 /* Appends LEN bytes of output to R and tells its watchers. */
@@ -95,6 +110,11 @@ size_t run_output_read(const struct run *r, uint64_t from, uint8_t *dst, size_t 
     uint64_t *at);
 /* True when R dropped output to stay within its cap. */
 bool run_truncated(const struct run *r);
+/* Appends LEN bytes of late output to R (no watcher hears it). */
+void run_late_append(struct run *r, const uint8_t *data, size_t len);
+/* As run_output_read, for the late output. */
+size_t run_late_read(const struct run *r, uint64_t from, uint8_t *dst, size_t max,
+    uint64_t *at);
 /* Ends R with RESULT (its cwd is taken) or ERROR (copied, when RESULT is
  * NULL), and tells each watcher once. */
 void run_finish(struct run *r, const struct run_result *result, const char *error);

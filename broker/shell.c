@@ -1,22 +1,19 @@
-/* Persistent shells: bash on the sandbox's own pty, driven through a
- * socket it takes as its fd 0 (shell.h, shellproto.h). */
+/* Persistent shells: corral-shell in the sandbox, driven through its link,
+ * and each run's output pipe (shell.h, common/shellwire.h). */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
-#include <termios.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "broker/daemon.h"
@@ -25,48 +22,78 @@
 #include "broker/shell.h"
 #include "broker/shellproto.h"
 #include "common/log.h"
-#include "common/timeutil.h"
+#include "common/seqmsg.h"
+#include "common/shellwire.h"
 #include "common/xmalloc.h"
 
-#define SHELL_READ_CHUNK_BYTES (64 * 1024)      /* one read of the terminal */
+#define SHELL_READ_CHUNK_BYTES (64 * 1024)      /* one read of an output pipe */
 #define SHELL_READS_PER_EVENT 16                /* then the loop serves others */
+#define SHELL_EXIT_SIGNALLED 128                /* a shell's status for signal N: 128 + N */
 #define SHELL_SIGNAL_MAX 64
 #define SHELL_EXIT_INTERRUPTED 130              /* what bash shows for SIGINT */
 #define SHELL_ENV_MAX (SANDBOX_ENV_MAX + 8)
+#define SHELL_PROGRAM "corral-shell"            /* in the runtime folder, beside corral-init */
+#define SHELL_BUILTIN "corral-shell.so"
+#define SHELL_PATH_MAX_BYTES 4096
+#define SHELL_MSG_NUMS_MAX 4                    /* numbers in one message to the supervisor */
 
 /* The shell's life; a run is in it only in SHELL_BUSY. */
 enum shell_state {
-	SHELL_DOWN,             /* no bash: the next run starts one */
-	SHELL_STARTING,         /* bash started, its first marker not yet seen */
+	SHELL_DOWN,             /* no supervisor: the next run starts one */
+	SHELL_STARTING,         /* started, its HELLO not yet come */
 	SHELL_IDLE,             /* waiting for a run */
-	SHELL_BUSY,             /* a run's command is in it */
+	SHELL_BUSY,             /* a run is in it */
 };
 
 /* How far an interrupt went. */
 enum shell_stage {
 	SHELL_STAGE_NONE,
-	SHELL_STAGE_SIGINT,     /* SIGINT sent to the foreground group */
-	SHELL_STAGE_SIGKILL,    /* then SIGKILL to that group, through corral-init */
-	SHELL_STAGE_KILLED,     /* the shell itself killed */
+	SHELL_STAGE_SIGINT,     /* SIGINT sent to the run's process group */
+	SHELL_STAGE_SIGKILL,    /* then SIGKILL to that group */
+	SHELL_STAGE_KILLED,     /* the supervisor itself killed, through corral-init */
+};
+
+/* A run's output pipe: read into the run while it is in the shell, then
+ * into its late output until every writer has closed it. */
+struct shell_pipe {
+	struct shell_host *host;
+	int fd;
+	struct event *ev;
+	uint64_t serial;        /* the run's (runtab_find_serial) */
+	bool late;              /* the run has its result */
+	uint64_t dropped;       /* late bytes whose run the table no longer holds */
+	struct shell_pipe *next;
+};
+
+/* One datagram waiting for the link to take it. */
+struct shell_out {
+	size_t len;
+	int fd;                         /* sent with it (a copy, closed then), or -1 */
+	struct shell_out *next;
+	uint8_t data[];
 };
 
 struct shell {
 	struct shell_host *host;
 	char *name;
 	enum shell_state state;
-	struct exec_proc *proc;
-	struct bufferevent *ctl;        /* our end of bash's fd 0 */
-	int master;                     /* the terminal (owned by proc) */
-	struct event *tty_ev;
-	char nonce[SHELLPROTO_NONCE_BYTES + 1];
-	struct shellproto_marker marker;
-	bool have_status;
-	struct shellproto_status status;
+	struct exec_proc *proc;         /* corral-shell */
+	int link;                       /* our end of its fd 3 */
+	struct event *link_ev;
+	struct event *out_ev;           /* the link can take more */
+	struct shell_out *out, **out_tail;
+	struct seqmsg *msg;
+	char **env;                     /* the environment it started with: the state's base */
+	struct shellproto_state kept;   /* cwd and exported variables, across supervisors */
+	char *why;                      /* what its FAILED said */
 	struct run *run;                /* in the shell (SHELL_BUSY) */
+	uint32_t run_no;                /* the link's number for it */
+	uint32_t next_no;
+	struct shell_pipe *pipe;        /* its output */
+	bool last_dump_ok;              /* the last dump this supervisor sent was kept */
 	struct run *queue[SHELL_QUEUE_MAX];
 	size_t nqueue;
 	struct event *timer;            /* start, run timeout, interrupt grace */
-	struct event *settle;           /* the marker's wait after the status */
 	enum shell_stage stage;
 	bool timed_out;
 	struct shell *next;
@@ -79,6 +106,8 @@ struct shell_host {
 	struct exec_channel *channel;   /* the sandbox's, when the host was made */
 	struct runtab runs;
 	struct shell *shells;
+	struct shell_pipe *pipes;       /* newest first */
+	size_t npipes;
 	struct shell_host *next;
 };
 
@@ -87,6 +116,7 @@ static struct shell_host *shell_hosts;
 
 static void shell_pump(struct shell *sh);
 static void shell_host_free(struct shell_host *h, const char *why);
+static void shell_teardown(struct shell *sh);
 
 /* The sandbox is still the one the host was made for. Until sandbox.c
  * calls shell_sandbox_gone(), a deleted sandbox is noticed here, by its
@@ -141,55 +171,277 @@ shell_host_runs(struct shell_host *h)
 	return &h->runs;
 }
 
-static void
-shell_new_nonce(char nonce[SHELLPROTO_NONCE_BYTES + 1])
+/* The folder the sandbox's commands start in, as `sandbox get` shows it. */
+static const char *
+shell_workdir(const struct sandbox *sb)
 {
-	static const char hex[] = "0123456789abcdef";
-	uint8_t raw[SHELLPROTO_NONCE_BYTES / 2];
+	if (sb->cwd[0] != '\0')
+		return sb->cwd;
+	return sb->nroots > 0 ? sb->roots[0] : sb->home;
+}
 
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		fatal("%s: getrandom failed", __func__);
-	for (size_t i = 0; i < sizeof(raw); i++) {
-		nonce[2 * i] = hex[raw[i] >> 4];
-		nonce[2 * i + 1] = hex[raw[i] & 15];
+/* ---- output pipes ---- */
+
+static void
+shell_pipe_free(struct shell_pipe *p)
+{
+	struct shell_pipe **pp;
+
+	for (pp = &p->host->pipes; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			p->host->npipes--;
+			break;
+		}
 	}
-	nonce[SHELLPROTO_NONCE_BYTES] = '\0';
+	if (p->dropped > 0)
+		log_info("sandbox %s: %llu late output bytes of an acknowledged run dropped",
+		    p->host->name, (unsigned long long)p->dropped);
+	event_free(p->ev);
+	close(p->fd);
+	free(p);
 }
 
-/* Ends R with STATUS as bash reported it. */
-static void
-shell_finish_run(struct shell_host *h, struct run *r, int code, const char *cwd,
-    bool timed_out, bool respawned)
+/* Reads P: into its run's output, or its late output once it has a
+ * result. -1 at end of file (every writer closed it). */
+static int
+shell_pipe_read(struct shell_pipe *p)
 {
-	struct run_result res = { .exit_code = code, .timed_out = timed_out,
-	    .respawned = respawned };
+	uint8_t buf[SHELL_READ_CHUNK_BYTES];
+	struct run *r;
+	ssize_t got;
 
-	if (code > 128 && code <= 128 + SHELL_SIGNAL_MAX)
-		res.signal = code - 128;
-	res.cwd = cwd != NULL ? xstrdup(cwd) : NULL;
+	for (int i = 0; i < SHELL_READS_PER_EVENT; i++) {
+		got = read(p->fd, buf, sizeof(buf));
+		if (got < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (got <= 0)
+			return -1;
+		r = runtab_find_serial(&p->host->runs, p->serial);
+		if (r == NULL)
+			p->dropped += (uint64_t)got;
+		else if (p->late)
+			run_late_append(r, buf, (size_t)got);
+		else
+			run_output_append(r, buf, (size_t)got);
+	}
+	return 0;
+}
+
+static void
+shell_on_pipe(evutil_socket_t fd, short what, void *arg)
+{
+	struct shell_pipe *p = arg;
+
+	/* At end of file it stays readable for ever: it goes now. */
+	if (shell_pipe_read(p) == -1) {
+		for (struct shell *sh = p->host->shells; sh != NULL; sh = sh->next) {
+			if (sh->pipe == p)
+				sh->pipe = NULL;
+		}
+		shell_pipe_free(p);
+	}
+}
+
+/* A new pipe FD (taken) for the run SERIAL of H; the oldest late one
+ * goes when H holds too many. */
+static struct shell_pipe *
+shell_pipe_new(struct shell_host *h, int fd, uint64_t serial)
+{
+	struct shell_pipe *p = xcalloc(1, sizeof(*p)), *oldest = NULL;
+
+	if (h->npipes >= SHELL_PIPES_MAX) {
+		for (struct shell_pipe *q = h->pipes; q != NULL; q = q->next) {
+			if (q->late)
+				oldest = q;
+		}
+		if (oldest != NULL) {
+			log_warnx("sandbox %s: %d output pipes open; the oldest run's is closed "
+			    "(its writers get EPIPE)", h->name, SHELL_PIPES_MAX);
+			shell_pipe_free(oldest);
+		}
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	p->host = h;
+	p->fd = fd;
+	p->serial = serial;
+	p->ev = event_new(h->d->base, fd, EV_READ | EV_PERSIST, shell_on_pipe, p);
+	event_add(p->ev, NULL);
+	p->next = h->pipes;
+	h->pipes = p;
+	h->npipes++;
+	return p;
+}
+
+/* ---- the link ---- */
+
+/* Sends DATA (LEN bytes) with FD (when not -1) as one datagram; -1 with
+ * errno. */
+static ssize_t
+shell_send_now(int link, const void *data, size_t len, int fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)(uintptr_t)data, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	if (fd != -1) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = &ctl.align;
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do {
+		n = sendmsg(link, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n == -1 && errno == EINTR);
+	return n;
+}
+
+/* Sends the datagram DATA (LEN bytes) with FD (not taken; -1: none), or
+ * queues it behind others. */
+static void
+shell_send(struct shell *sh, const void *data, size_t len, int fd)
+{
+	struct shell_out *o;
+
+	if (sh->link == -1)
+		return;
+	if (sh->out == NULL) {
+		if (shell_send_now(sh->link, data, len, fd) >= 0)
+			return;
+		if (errno != EAGAIN) {
+			log_warnx("sandbox %s: shell %s: its link: %s", sh->host->name, sh->name,
+			    strerror(errno));
+			return;         /* its exit is near and ends the run */
+		}
+	}
+	o = xmalloc(sizeof(*o) + len);
+	o->len = len;
+	o->fd = fd != -1 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+	o->next = NULL;
+	memcpy(o->data, data, len);
+	*sh->out_tail = o;
+	sh->out_tail = &o->next;
+	event_add(sh->out_ev, NULL);
+}
+
+static void
+shell_out_free(struct shell_out *o)
+{
+	if (o->fd != -1)
+		close(o->fd);
+	free(o);
+}
+
+static void
+shell_out_clear(struct shell *sh)
+{
+	struct shell_out *o;
+
+	while ((o = sh->out) != NULL) {
+		sh->out = o->next;
+		shell_out_free(o);
+	}
+	sh->out_tail = &sh->out;
+}
+
+static void
+shell_on_writable(evutil_socket_t fd, short what, void *arg)
+{
+	struct shell *sh = arg;
+	struct shell_out *o;
+
+	while ((o = sh->out) != NULL) {
+		if (shell_send_now(sh->link, o->data, o->len, o->fd) == -1 && errno == EAGAIN) {
+			event_add(sh->out_ev, NULL);
+			return;
+		}
+		sh->out = o->next;
+		shell_out_free(o);
+	}
+	sh->out_tail = &sh->out;
+}
+
+/* Sends a message of TYPE: the N numbers NUMS, then TEXT (LEN bytes, its
+ * NUL added) when it is not NULL, as seqmsg lays them out, and FD when it
+ * is not -1. */
+static void
+shell_send_msg(struct shell *sh, enum shellwire_type type, const uint32_t *nums, size_t n,
+    const char *text, size_t len, int fd)
+{
+	size_t words = 1 + n + (text != NULL ? 1 : 0), size = words * sizeof(uint32_t);
+	uint8_t *buf = xmalloc(size + (text != NULL ? len + 1 : 0));
+	uint32_t head[SHELL_MSG_NUMS_MAX + 2];
+
+	if (n > SHELL_MSG_NUMS_MAX) {
+		free(buf);
+		return;
+	}
+	head[0] = (uint32_t)type;
+	memcpy(head + 1, nums, n * sizeof(*nums));
+	if (text != NULL)
+		head[1 + n] = (uint32_t)len + 1;
+	memcpy(buf, head, size);
+	if (text != NULL) {
+		memcpy(buf + size, text, len);
+		buf[size + len] = '\0';
+		size += len + 1;
+	}
+	shell_send(sh, buf, size, fd);
+	free(buf);
+}
+
+/* ---- runs ---- */
+
+/* How a run ended, besides its status. */
+struct shell_end {
+	bool timed_out;
+	bool saved;
+	bool respawned;
+};
+
+/* Ends R with the kernel's word on it (CODE, or signal SIG when not 0). */
+static void
+shell_finish_run(struct shell *sh, struct run *r, int code, int sig, struct shell_end how)
+{
+	struct run_result res = { .exit_code = code, .timed_out = how.timed_out,
+	    .respawned = how.respawned, .state_saved = how.saved };
+
+	if (sig > 0 && sig <= SHELL_SIGNAL_MAX) {
+		res.signal = sig;
+		res.exit_code = SHELL_EXIT_SIGNALLED + sig;
+	}
+	res.cwd = xstrdup(sh->kept.cwd != NULL ? sh->kept.cwd : shell_workdir(sh->host->sb));
 	run_finish(r, &res, NULL);
-	runtab_trim(&h->runs);
+	runtab_trim(&sh->host->runs);
 }
 
-/* Closes what the running bash used; the shell is down after it. */
-static void
-shell_teardown(struct shell *sh)
+/* The run in the shell is over: its pipe goes on as late output. */
+static struct run *
+shell_run_out(struct shell *sh)
 {
-	if (sh->proc != NULL)
-		exec_kill(sh->proc, SIGKILL);
-	if (sh->tty_ev != NULL)
-		event_free(sh->tty_ev);
-	sh->tty_ev = NULL;
-	if (sh->ctl != NULL)
-		bufferevent_free(sh->ctl);
-	sh->ctl = NULL;
-	exec_proc_free(sh->proc);
-	sh->proc = NULL;
-	sh->master = -1;
+	struct run *r = sh->run;
+
 	evtimer_del(sh->timer);
-	evtimer_del(sh->settle);
-	sh->state = SHELL_DOWN;
+	if (sh->pipe != NULL) {
+		/* Every byte it wrote before its exit is in the pipe now. */
+		if (shell_pipe_read(sh->pipe) == -1)
+			shell_pipe_free(sh->pipe);
+		else
+			sh->pipe->late = true;
+	}
+	sh->pipe = NULL;
+	sh->run = NULL;
 	sh->stage = SHELL_STAGE_NONE;
+	return r;
 }
 
 /* Ends every queued run with WHY. */
@@ -204,15 +456,224 @@ shell_fail_queue(struct shell *sh, const char *why)
 	}
 }
 
+/* Kills a supervisor that is out of step or stuck; its exit ends the run. */
+static void
+shell_kill(struct shell *sh, const char *why)
+{
+	log_warnx("sandbox %s: shell %s: %s; killing it", sh->host->name, sh->name, why);
+	sh->stage = SHELL_STAGE_KILLED;
+	if (sh->proc == NULL || exec_kill(sh->proc, SIGKILL) == -1)
+		log_warnx("sandbox %s: shell %s: cannot be signalled", sh->host->name, sh->name);
+}
+
+/* HELLO: the supervisor is up. */
+static int
+shell_on_hello(struct shell *sh, struct seqmsg *m)
+{
+	uint32_t version, mode, abi, flags;
+
+	if (seqmsg_get_u32(m, &version) == -1 || seqmsg_get_u32(m, &mode) == -1 ||
+	    seqmsg_get_u32(m, &abi) == -1 || seqmsg_get_u32(m, &flags) == -1 ||
+	    seqmsg_get_end(m, 0) == -1 || sh->state != SHELL_STARTING ||
+	    version != SHELLWIRE_VERSION || mode != SHELLWIRE_MODE_ZYGOTE)
+		return -1;
+	if (!(flags & SHELLWIRE_HELLO_SCOPED))
+		log_info("sandbox %s: shell %s: Landlock ABI %u has no scopes: runs can signal "
+		    "the shell's supervisor", sh->host->name, sh->name, abi);
+	evtimer_del(sh->timer);
+	sh->state = SHELL_IDLE;
+	return 0;
+}
+
+/* The dump in the rest of M (its NUL-ended fields) is kept as the shell's
+ * state when it reads strictly; -1 when M is malformed. */
+static int
+shell_take_dump(struct shell *sh, struct seqmsg *m, bool *kept)
+{
+	char *dump = xmalloc(SHELLWIRE_STATE_MAX_BYTES);
+	size_t len = 0, n;
+	const char *field;
+	int rc = -1;
+
+	while (m->off < m->len) {
+		if (seqmsg_get_str(m, &field) == -1 ||
+		    (n = strlen(field) + 1) > SHELLWIRE_STATE_MAX_BYTES - len)
+			goto out;
+		memcpy(dump + len, field, n);
+		len += n;
+	}
+	rc = 0;
+	*kept = shellproto_state_parse(dump, len, &sh->kept) == 0;
+	if (!*kept)
+		log_warnx("sandbox %s: shell %s: run %s: its state is malformed and was not kept",
+		    sh->host->name, sh->name, sh->run->id);
+out:
+	free(dump);
+	return rc;
+}
+
+/* EXITED: the kernel's word on the run's shell, and its dump; the run ends. */
+static int
+shell_on_run_exited(struct shell *sh, struct seqmsg *m)
+{
+	uint32_t no, how, code, dump;
+	bool saved = false;
+	struct run *r;
+
+	if (seqmsg_get_u32(m, &no) == -1 || seqmsg_get_u32(m, &how) == -1 ||
+	    seqmsg_get_u32(m, &code) == -1 || seqmsg_get_u32(m, &dump) == -1 ||
+	    sh->run == NULL || no != sh->run_no || dump > SHELLWIRE_DUMP_SAME ||
+	    how > SHELLWIRE_EXIT_SIGNAL || (how == SHELLWIRE_EXIT_CODE && code > 255) ||
+	    (how == SHELLWIRE_EXIT_SIGNAL && (code == 0 || code > SHELL_SIGNAL_MAX)))
+		return -1;
+	if (dump == SHELLWIRE_DUMP_SENT && shell_take_dump(sh, m, &saved) == -1)
+		return -1;
+	if (seqmsg_get_end(m, 0) == -1)
+		return -1;
+	if (dump == SHELLWIRE_DUMP_SENT)
+		sh->last_dump_ok = saved;
+	else if (dump == SHELLWIRE_DUMP_SAME)
+		saved = sh->last_dump_ok;       /* the state it gave is the state kept */
+	else if (dump == SHELLWIRE_DUMP_TOO_BIG)
+		log_info("sandbox %s: shell %s: run %s exported more than %d bytes; its state "
+		    "was not kept", sh->host->name, sh->name, sh->run->id, SHELLWIRE_STATE_MAX_BYTES);
+	r = shell_run_out(sh);
+	sh->state = SHELL_IDLE;
+	shell_finish_run(sh, r, how == SHELLWIRE_EXIT_CODE ? (int)code : 0,
+	    how == SHELLWIRE_EXIT_SIGNAL ? (int)code : 0,
+	    (struct shell_end){ .timed_out = sh->timed_out, .saved = saved });
+	return 0;
+}
+
+/* FAILED: no process could be made for the run (0: for any run). */
+static int
+shell_on_failed(struct shell *sh, struct seqmsg *m)
+{
+	const char *why;
+	uint32_t no;
+
+	if (seqmsg_get_u32(m, &no) == -1 || seqmsg_get_str(m, &why) == -1 ||
+	    seqmsg_get_end(m, 0) == -1)
+		return -1;
+	log_warnx("sandbox %s: shell %s: %s", sh->host->name, sh->name, why);
+	if (no == 0) {
+		free(sh->why);
+		sh->why = xstrdup(why);
+		return 0;       /* it exits: its exit fails what waits */
+	}
+	if (sh->run == NULL || no != sh->run_no)
+		return -1;
+	run_finish(shell_run_out(sh), NULL, why);
+	sh->state = SHELL_IDLE;
+	return 0;
+}
+
+static int
+shell_on_note(struct shell *sh, struct seqmsg *m)
+{
+	const char *text;
+
+	if (seqmsg_get_str(m, &text) == -1 || seqmsg_get_end(m, 0) == -1)
+		return -1;
+	log_info("sandbox %s: shell %s: %s", sh->host->name, sh->name, text);
+	return 0;
+}
+
+/* One message from the supervisor; -1 when it is out of step. */
+static int
+shell_dispatch(struct shell *sh, struct seqmsg *m)
+{
+	switch (m->type) {
+	case SHELLWIRE_HELLO:
+		return shell_on_hello(sh, m);
+	case SHELLWIRE_EXITED:
+		return shell_on_run_exited(sh, m);
+	case SHELLWIRE_FAILED:
+		return shell_on_failed(sh, m);
+	case SHELLWIRE_NOTE:
+		return shell_on_note(sh, m);
+	default:
+		return -1;
+	}
+}
+
+/* Handles what the supervisor sent; -1 once its end closed or it is out
+ * of step (then killed), and the link is read no more. */
+static int
+shell_link_drain(struct shell *sh)
+{
+	int n, rc;
+
+	for (;;) {
+		n = seqmsg_recv(sh->link, sh->msg);
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n != 1) {
+			/* Its end closed: its exit, through corral-init, ends
+			 * the run. */
+			event_del(sh->link_ev);
+			return -1;
+		}
+		rc = shell_dispatch(sh, sh->msg);
+		seqmsg_clear(sh->msg);
+		if (rc == -1) {
+			event_del(sh->link_ev);
+			shell_kill(sh, "its link is out of step");
+			return -1;
+		}
+	}
+}
+
+static void
+shell_on_link(evutil_socket_t fd, short what, void *arg)
+{
+	struct shell *sh = arg;
+	struct shell_host *h = sh->host;
+
+	if (shell_link_drain(sh) == -1 && !shell_host_valid(h)) {
+		shell_host_free(h, "the sandbox was deleted");
+		return;
+	}
+	shell_pump(sh);
+}
+
+/* ---- the supervisor's life ---- */
+
+/* Closes what the supervisor used; the shell is down after it. */
+static void
+shell_teardown(struct shell *sh)
+{
+	if (sh->proc != NULL)
+		exec_kill(sh->proc, SIGKILL);
+	exec_proc_free(sh->proc);
+	sh->proc = NULL;
+	if (sh->link_ev != NULL)
+		event_free(sh->link_ev);
+	if (sh->out_ev != NULL)
+		event_free(sh->out_ev);
+	sh->link_ev = sh->out_ev = NULL;
+	shell_out_clear(sh);
+	if (sh->link != -1)
+		close(sh->link);
+	sh->link = -1;
+	exec_env_free(sh->env);
+	sh->env = NULL;
+	evtimer_del(sh->timer);
+	sh->state = SHELL_DOWN;
+	sh->stage = SHELL_STAGE_NONE;
+}
+
 static void
 shell_free(struct shell *sh, const char *why)
 {
 	shell_teardown(sh);
 	if (sh->run != NULL)
-		run_finish(sh->run, NULL, why);
+		run_finish(shell_run_out(sh), NULL, why);
 	shell_fail_queue(sh, why);
 	event_free(sh->timer);
-	event_free(sh->settle);
+	shellproto_state_clear(&sh->kept);
+	free(sh->msg);
+	free(sh->why);
 	free(sh->name);
 	free(sh);
 }
@@ -233,6 +694,8 @@ shell_host_free(struct shell_host *h, const char *why)
 		h->shells = sh->next;
 		shell_free(sh, why);
 	}
+	while (h->pipes != NULL)
+		shell_pipe_free(h->pipes);
 	runtab_clear(&h->runs);
 	free(h->name);
 	free(h);
@@ -251,189 +714,56 @@ shell_sandbox_gone(struct sandbox *sb)
 	}
 }
 
-/* The run in the shell has its status and the end of its output. */
 static void
-shell_run_done(struct shell *sh)
-{
-	struct run *r = sh->run;
-
-	evtimer_del(sh->timer);
-	evtimer_del(sh->settle);
-	sh->run = NULL;
-	sh->state = SHELL_IDLE;
-	sh->stage = SHELL_STAGE_NONE;
-	shell_finish_run(sh->host, r, sh->status.code, sh->status.cwd, sh->timed_out, false);
-	shell_pump(sh);
-}
-
-/* Both halves of a marker (status and output end) decide what comes next. */
-static void
-shell_check(struct shell *sh)
-{
-	struct timeval wait = { 0, SHELL_MARKER_WAIT_MS * 1000 };
-
-	if (!sh->have_status)
-		return;
-	if (!sh->marker.found) {
-		/* The status is in; the terminal's last bytes may lag behind. */
-		if (!evtimer_pending(sh->settle, NULL))
-			evtimer_add(sh->settle, &wait);
-		return;
-	}
-	if (sh->state == SHELL_STARTING) {
-		evtimer_del(sh->timer);
-		evtimer_del(sh->settle);
-		sh->state = SHELL_IDLE;
-		shell_pump(sh);
-	} else if (sh->state == SHELL_BUSY) {
-		shell_run_done(sh);
-	}
-}
-
-static void
-shell_on_settle(evutil_socket_t fd, short what, void *arg)
+shell_on_proc_started(struct exec_proc *p, const char *why, void *arg)
 {
 	struct shell *sh = arg;
 
-	sh->marker.found = true;
-	shell_check(sh);
-}
-
-/* Reads the terminal: the run's output up to the marker; anything else
- * (bash's start-up, a background job's late lines) is dropped. */
-static int
-shell_read_tty(struct shell *sh)
-{
-	uint8_t in[SHELL_READ_CHUNK_BYTES], out[SHELL_READ_CHUNK_BYTES + SHELLPROTO_MARKER_MAX_BYTES];
-	size_t at, n, olen;
-	ssize_t got;
-
-	for (int i = 0; i < SHELL_READS_PER_EVENT && sh->master != -1; i++) {
-		got = read(sh->master, in, sizeof(in));
-		if (got < 0 && (errno == EAGAIN || errno == EINTR))
-			return 0;
-		if (got <= 0)
-			return -1;      /* EIO: every process holding the terminal is gone */
-		for (at = 0; at < (size_t)got && !sh->marker.found; at += n) {
-			n = shellproto_marker_feed(&sh->marker, in + at, (size_t)got - at, out, &olen);
-			if (sh->state == SHELL_BUSY && sh->run != NULL)
-				run_output_append(sh->run, out, olen);
-		}
-	}
-	return 0;
-}
-
-static void
-shell_on_tty(evutil_socket_t fd, short what, void *arg)
-{
-	struct shell *sh = arg;
-	struct shell_host *h = sh->host;
-
-	if (shell_read_tty(sh) == -1) {
-		event_del(sh->tty_ev);
-		if (!shell_host_valid(h)) {
-			shell_host_free(h, "the sandbox was deleted");
-			return;
-		}
-	}
-	shell_check(sh);
-}
-
-/* Kills a shell that is out of step or stuck; its exit ends the run. */
-static void
-shell_kill(struct shell *sh, const char *why)
-{
-	log_warnx("sandbox %s: shell %s: %s; killing it", sh->host->name, sh->name, why);
-	sh->stage = SHELL_STAGE_KILLED;
-	if (sh->proc == NULL || exec_kill(sh->proc, SIGKILL) == -1)
-		log_warnx("sandbox %s: shell %s: cannot be signalled", sh->host->name, sh->name);
-}
-
-/* The status records bash writes to its fd 0. */
-static void
-shell_on_ctl_read(struct bufferevent *bev, void *arg)
-{
-	struct shell *sh = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
-	size_t len = evbuffer_get_length(in), used;
-	const uint8_t *data;
-	int rc;
-
-	if (len > SHELLPROTO_STATUS_MAX_BYTES + 64)
-		len = SHELLPROTO_STATUS_MAX_BYTES + 64;
-	data = evbuffer_pullup(in, (ssize_t)len);
-	rc = shellproto_status_parse(data, len, &sh->status, &used);
-	if (rc == 0)
+	if (why == NULL)
 		return;
-	if (rc == -1 || sh->have_status || strcmp(sh->status.nonce, sh->nonce) != 0) {
-		evbuffer_drain(in, evbuffer_get_length(in));
-		shell_kill(sh, "its status record is out of step");
-		return;
-	}
-	evbuffer_drain(in, used);
-	sh->have_status = true;
-	shell_check(sh);
+	log_warnx("sandbox %s: shell %s: %s", sh->host->name, sh->name, why);
+	sh->proc = NULL;
+	exec_proc_free(p);
+	shell_teardown(sh);
+	shell_fail_queue(sh, why);
 }
 
+/* The supervisor ended. A run still in it ends as given up: the result
+ * says respawned, and the next run gets a new supervisor with the same
+ * state. */
 static void
-shell_on_ctl_event(struct bufferevent *bev, short what, void *arg)
+shell_on_proc_exited(struct exec_proc *p, int code, void *arg)
 {
 	struct shell *sh = arg;
-	struct shell_host *h = sh->host;
+	bool starting = sh->state == SHELL_STARTING, killed = sh->stage == SHELL_STAGE_KILLED;
+	struct run *r;
+	char *why;
 
-	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
-		return;
-	bufferevent_disable(bev, EV_READ);
-	if (!shell_host_valid(h))
-		shell_host_free(h, "the sandbox was deleted");
-}
-
-static void
-shell_on_started(struct exec_proc *p, const char *why, void *arg)
-{
-	struct shell *sh = arg;
-	struct termios tio;
-
-	if (why != NULL) {
-		log_warnx("sandbox %s: shell %s: %s", sh->host->name, sh->name, why);
-		sh->proc = NULL;
-		exec_proc_free(p);
-		shell_teardown(sh);
-		shell_fail_queue(sh, why);
-		return;
-	}
-	sh->master = exec_tty(p);
-	fcntl(sh->master, F_SETFL, fcntl(sh->master, F_GETFL) | O_NONBLOCK);
-	/* No output processing: the run's "\n" stays "\n", not "\r\n". */
-	if (tcgetattr(sh->master, &tio) == 0) {
-		tio.c_oflag &= ~(tcflag_t)OPOST;
-		tcsetattr(sh->master, TCSANOW, &tio);
-	}
-	sh->tty_ev = event_new(sh->host->d->base, sh->master, EV_READ | EV_PERSIST, shell_on_tty, sh);
-	event_add(sh->tty_ev, NULL);
-}
-
-/* Bash ended: a run in it ends with bash's own status, and says respawned. */
-static void
-shell_on_exited(struct exec_proc *p, int code, void *arg)
-{
-	struct shell *sh = arg;
-	struct shell_host *h = sh->host;
-	struct run *r = sh->run;
-	bool starting = sh->state == SHELL_STARTING, timed_out = sh->timed_out;
-
-	if (sh->master != -1)
-		(void)shell_read_tty(sh);       /* its last words */
-	sh->run = NULL;
+	/* What it said before it went. */
+	if (sh->link_ev != NULL && event_pending(sh->link_ev, EV_READ, NULL))
+		(void)shell_link_drain(sh);
+	r = sh->run != NULL ? shell_run_out(sh) : NULL;
 	shell_teardown(sh);
 	if (r != NULL && code == -1)
 		run_finish(r, NULL, "the sandbox ended");
+	else if (r != NULL && killed)
+		shell_finish_run(sh, r, 0, SIGKILL,
+		    (struct shell_end){ .timed_out = sh->timed_out, .respawned = true });
+	else if (r != NULL && sh->why != NULL)
+		run_finish(r, NULL, sh->why);
 	else if (r != NULL)
-		shell_finish_run(h, r, code, NULL, timed_out, true);
-	if (starting)
-		shell_fail_queue(sh, "the shell exited as it started");
-	else
+		run_finish(r, NULL, "the shell's supervisor ended before the run did; the run's "
+		    "status is unknown (the next run starts a new one, with the same state)");
+	if (starting || sh->why != NULL) {
+		xasprintf(&why, "the shell could not start: %s", sh->why != NULL ? sh->why :
+		    "corral-shell exited as it started");
+		shell_fail_queue(sh, why);
+		free(why);
+		free(sh->why);
+		sh->why = NULL;
+	} else {
 		shell_pump(sh);
+	}
 }
 
 /* The environment of a shell: the sandbox's command environment, a dumb
@@ -442,7 +772,7 @@ static char **
 shell_env(const struct sandbox *sb)
 {
 	static const char *const fixed[] = { "TERM=dumb", "PAGER=cat", "GIT_PAGER=cat",
-	    "SYSTEMD_PAGER=", "PS1=", NULL };
+	    "SYSTEMD_PAGER=", NULL };
 	const char *extra[SHELL_ENV_MAX + 1];
 	char gw[INET_ADDRSTRLEN];
 	size_t n = 0;
@@ -456,133 +786,169 @@ shell_env(const struct sandbox *sb)
 	return exec_env_new(gw, sb->home, extra);
 }
 
-/* Starts bash. Its fd 3 (our socket) becomes its fd 0, where it reads
- * commands and writes status records; the terminal is its 1 and 2. */
-static int
-shell_spawn(struct shell *sh)
+/* The environment corral-shell and its zygote start with: the shell's,
+ * less what would make either load a file a run could write (shellproto.h);
+ * runs get all of it, through the state, which starts as the whole. */
+static char **
+shell_zygote_env(struct shell *sh)
 {
-	static const struct exec_callbacks cb = { shell_on_started, shell_on_exited };
-	static const char *const argv[] = { "bash", "--noprofile", "--norc", "-c",
-	    "exec bash --noprofile --norc --noediting -i 0<&3 3<&-", NULL };
+	char **full = shell_env(sh->host->sb), **env;
+	size_t n = 0, k = 0;
+
+	if (sh->kept.cwd == NULL && sh->kept.nenv == 0)
+		shellproto_state_start(&sh->kept, (const char *const *)full);
+	while (full[n] != NULL)
+		n++;
+	env = xcalloc(n + 1, sizeof(*env));
+	for (size_t i = 0; i < n; i++) {
+		if (shellproto_zygote_may_have(full[i]))
+			env[k++] = full[i];
+		else
+			free(full[i]);
+	}
+	free(full);
+	return env;
+}
+
+/* Starts corral-shell from the runtime folder; its fd 3 is our link. -1
+ * with a reason in *WHY (malloc'd) when it cannot be sent. */
+static int
+shell_spawn(struct shell *sh, char **why_out)
+{
+	static const struct exec_callbacks cb = { shell_on_proc_started, shell_on_proc_exited };
 	struct timeval limit = { SHELL_START_TIMEOUT_S, 0 };
-	struct exec_request er = { .argv = argv, .tty = true, .rows = SHELL_ROWS,
-	    .cols = SHELL_COLS, .extra_fd = -1 };
-	char **env = shell_env(sh->host->sb), *why = NULL, *script;
+	const char *runtime = sh->host->d->runtime_dir;
+	char prog[SHELL_PATH_MAX_BYTES], so[SHELL_PATH_MAX_BYTES], *why = NULL;
+	const char *argv[] = { prog, so, NULL };
+	struct exec_request er = { .argv = argv, .extra_fd = -1 };
 	int sp[2];
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) == -1) {
-		exec_env_free(env);
-		log_error("%s: socketpair: %s", __func__, strerror(errno));
+	if (runtime == NULL) {
+		*why_out = xstrdup("corral-shell is in a folder sandboxes cannot see (below one "
+		    "they have their own of, such as /tmp): install corral, or run corrald from "
+		    "a build folder elsewhere");
 		return -1;
 	}
-	er.envp = (const char *const *)env;
+	snprintf(prog, sizeof(prog), "%s/%s", runtime, SHELL_PROGRAM);
+	snprintf(so, sizeof(so), "%s/%s", runtime, SHELL_BUILTIN);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) == -1) {
+		xasprintf(why_out, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	sh->env = shell_zygote_env(sh);
+	er.envp = (const char *const *)sh->env;
 	er.extra_fd = sp[1];
 	sh->proc = exec_start(sh->host->sb->channel, &er, &cb, sh, &why);
-	exec_env_free(env);
 	close(sp[1]);
 	if (sh->proc == NULL) {
-		log_warnx("sandbox %s: shell %s: %s", sh->host->name, sh->name, why);
-		free(why);
+		*why_out = why;
 		close(sp[0]);
+		exec_env_free(sh->env);
+		sh->env = NULL;
 		return -1;
 	}
-	sh->ctl = bufferevent_socket_new(sh->host->d->base, sp[0], BEV_OPT_CLOSE_ON_FREE);
-	bufferevent_setcb(sh->ctl, shell_on_ctl_read, NULL, shell_on_ctl_event, sh);
-	bufferevent_enable(sh->ctl, EV_READ | EV_WRITE);
-	shell_new_nonce(sh->nonce);
-	shellproto_marker_init(&sh->marker, sh->nonce);
-	sh->have_status = false;
-	script = shellproto_init_script(sh->nonce);
-	bufferevent_write(sh->ctl, script, strlen(script));
-	free(script);
+	/* Nothing is read from it: it writes nothing there. */
+	exec_close_stdin(sh->proc);
+	sh->link = sp[0];
+	sh->link_ev = event_new(sh->host->d->base, sh->link, EV_READ | EV_PERSIST, shell_on_link, sh);
+	sh->out_ev = event_new(sh->host->d->base, sh->link, EV_WRITE, shell_on_writable, sh);
+	event_add(sh->link_ev, NULL);
 	sh->state = SHELL_STARTING;
 	sh->timed_out = false;
+	sh->last_dump_ok = false;
 	evtimer_add(sh->timer, &limit);
 	return 0;
 }
 
-/* Sends R's command to the idle shell. */
+/* Sends R's script to the idle shell (the state applied, then its text)
+ * with the write end of a new pipe for its output, whose read end is ours. */
 static void
 shell_begin(struct shell *sh, struct run *r)
 {
 	struct timeval limit = { r->timeout_s, 0 };
-	size_t len;
-	char *line;
+	uint32_t nums[2];
+	size_t len, at, n;
+	char *script;
+	int out[2];
 
-	shell_new_nonce(sh->nonce);
-	shellproto_marker_init(&sh->marker, sh->nonce);
-	sh->have_status = false;
+	script = shellproto_script(&sh->kept, (const char *const *)sh->env,
+	    shell_workdir(sh->host->sb), r->command, &len);
+	if (script == NULL || len > SHELLWIRE_SCRIPT_MAX_BYTES) {
+		free(script);
+		run_finish(r, NULL, "the run's script is too large for its shell (the command "
+		    "and the exported variables it starts with)");
+		return;
+	}
+	if (pipe2(out, O_CLOEXEC) == -1) {
+		free(script);
+		run_finish(r, NULL, "no pipe could be made for the run's output");
+		return;
+	}
 	sh->timed_out = false;
 	sh->stage = SHELL_STAGE_NONE;
 	sh->run = r;
+	sh->run_no = ++sh->next_no != 0 ? sh->next_no : ++sh->next_no;
+	sh->pipe = shell_pipe_new(sh->host, out[0], r->serial);
 	r->state = RUN_RUNNING;
 	sh->state = SHELL_BUSY;
-	line = shellproto_run_line(sh->nonce, r->command, strlen(r->command), &len);
-	bufferevent_write(sh->ctl, line, len);
-	free(line);
+	n = len < SHELLWIRE_CHUNK_MAX_BYTES ? len : SHELLWIRE_CHUNK_MAX_BYTES;
+	nums[0] = sh->run_no;
+	nums[1] = (uint32_t)len;
+	shell_send_msg(sh, SHELLWIRE_RUN, nums, 2, script, n, out[1]);
+	close(out[1]);
+	for (at = n; at < len; at += n) {
+		n = len - at < SHELLWIRE_CHUNK_MAX_BYTES ? len - at : SHELLWIRE_CHUNK_MAX_BYTES;
+		shell_send_msg(sh, SHELLWIRE_MORE, nums, 1, script + at, n, -1);
+	}
+	free(script);
 	evtimer_add(sh->timer, &limit);
 }
 
-/* Starts the next queued run, or the shell it needs. */
+/* Starts the next queued run, or the supervisor it needs. */
 static void
 shell_pump(struct shell *sh)
 {
+	char *why = NULL, *msg;
 	struct run *r;
 
-	if (sh->nqueue == 0)
-		return;
-	if (sh->state == SHELL_DOWN && shell_spawn(sh) == -1) {
-		shell_fail_queue(sh, "the shell cannot be started in this sandbox");
-		return;
+	while (sh->nqueue > 0) {
+		if (sh->state == SHELL_DOWN && shell_spawn(sh, &why) == -1) {
+			xasprintf(&msg, "the shell cannot be started in this sandbox: %s", why);
+			log_warnx("sandbox %s: shell %s: %s", sh->host->name, sh->name, why);
+			shell_fail_queue(sh, msg);
+			free(msg);
+			free(why);
+			return;
+		}
+		if (sh->state != SHELL_IDLE)
+			return;
+		r = sh->queue[0];
+		memmove(sh->queue, sh->queue + 1, --sh->nqueue * sizeof(sh->queue[0]));
+		shell_begin(sh, r);
 	}
-	if (sh->state != SHELL_IDLE)
-		return;
-	r = sh->queue[0];
-	memmove(sh->queue, sh->queue + 1, --sh->nqueue * sizeof(sh->queue[0]));
-	shell_begin(sh, r);
 }
 
-/* SIG to the terminal's foreground process group, then a wait of GRACE_S
- * at STAGE. TIOCSIG on the master needs no permission over the processes
- * (they run as run_as, the broker does not), and it only takes SIGINT,
- * SIGQUIT and SIGTSTP. */
+/* SIG to the run's process group, then a wait of GRACE_S at STAGE. */
 static void
-shell_signal_foreground(struct shell *sh, int sig, enum shell_stage stage, int grace_s)
+shell_signal_run(struct shell *sh, uint32_t sig, enum shell_stage stage, int grace_s)
 {
 	struct timeval grace = { grace_s, 0 };
+	uint32_t nums[2] = { sh->run_no, sig };
 
 	sh->stage = stage;
-	if (sh->master == -1 || ioctl(sh->master, TIOCSIG, sig) == -1)
-		log_error("sandbox %s: shell %s: TIOCSIG: %s", sh->host->name, sh->name,
-		    strerror(errno));
+	shell_send_msg(sh, SHELLWIRE_SIGNAL, nums, 2, NULL, 0, -1);
 	evtimer_add(sh->timer, &grace);
 }
 
-/* SIGKILL to the foreground job: only corral-init may signal run_as's
- * processes (a terminal passes SIGINT, never SIGKILL). */
-static void
-shell_kill_foreground(struct shell *sh)
-{
-	struct timeval grace = { SHELL_KILL_JOB_GRACE_S, 0 };
-
-	sh->stage = SHELL_STAGE_SIGKILL;
-	if (sh->proc == NULL || exec_kill_foreground(sh->proc, SIGKILL) == -1)
-		log_error("sandbox %s: shell %s: cannot kill its foreground job: %s",
-		    sh->host->name, sh->name, strerror(errno));
-	evtimer_add(sh->timer, &grace);
-}
-
-/* Not even killing the shell ended the run: it is given up. */
+/* Not even killing the supervisor ended the run: it is given up. */
 static void
 shell_give_up(struct shell *sh)
 {
-	struct shell_host *h = sh->host;
-	struct run *r = sh->run;
-	bool timed_out = sh->timed_out;
+	struct run *r = shell_run_out(sh);
 
-	sh->run = NULL;
 	shell_teardown(sh);
-	shell_finish_run(h, r, 128 + SIGKILL, NULL, timed_out, true);
+	shell_finish_run(sh, r, 0, SIGKILL,
+	    (struct shell_end){ .timed_out = sh->timed_out, .respawned = true });
 	shell_pump(sh);
 }
 
@@ -602,15 +968,15 @@ shell_on_timer(evutil_socket_t fd, short what, void *arg)
 	switch (sh->stage) {
 	case SHELL_STAGE_NONE:
 		sh->timed_out = true;
-		shell_signal_foreground(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);
+		shell_signal_run(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);
 		break;
 	case SHELL_STAGE_SIGINT:
-		shell_kill_foreground(sh);
+		shell_signal_run(sh, SIGKILL, SHELL_STAGE_SIGKILL, SHELL_KILL_JOB_GRACE_S);
 		break;
 	case SHELL_STAGE_SIGKILL:
-		/* The job survived SIGKILL (it left the foreground, or stopped
-		 * the shell from reading): the shell goes, and its terminal's
-		 * hangup takes the job with it. */
+		/* The run's shell outlived SIGKILL (a read that cannot be
+		 * interrupted): the supervisor goes, and the next run gets a
+		 * new one with the same state. */
 		shell_kill(sh, "the run outlived SIGINT and SIGKILL");
 		evtimer_add(sh->timer, &grace);
 		break;
@@ -640,9 +1006,12 @@ shell_new(struct shell_host *h, const char *name)
 
 	sh->host = h;
 	sh->name = xstrdup(name);
-	sh->master = -1;
+	sh->link = -1;
+	sh->out_tail = &sh->out;
+	sh->msg = xmalloc(sizeof(*sh->msg));
+	seqmsg_init(sh->msg, 0);
+	shellproto_state_init(&sh->kept);
 	sh->timer = evtimer_new(h->d->base, shell_on_timer, sh);
-	sh->settle = evtimer_new(h->d->base, shell_on_settle, sh);
 	sh->next = h->shells;
 	h->shells = sh;
 	return sh;
@@ -681,8 +1050,7 @@ shell_interrupt(struct shell_host *h, struct run *r)
 		return;
 	if (sh->run == r) {
 		if (sh->stage == SHELL_STAGE_NONE)
-			shell_signal_foreground(sh, SIGINT, SHELL_STAGE_SIGINT,
-			    SHELL_INTERRUPT_GRACE_S);
+			shell_signal_run(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);
 		return;
 	}
 	for (i = 0; i < sh->nqueue && sh->queue[i] != r; i++)
@@ -691,5 +1059,5 @@ shell_interrupt(struct shell_host *h, struct run *r)
 		return;
 	memmove(sh->queue + i, sh->queue + i + 1, (sh->nqueue - i - 1) * sizeof(sh->queue[0]));
 	sh->nqueue--;
-	shell_finish_run(h, r, SHELL_EXIT_INTERRUPTED, NULL, false, false);
+	shell_finish_run(sh, r, SHELL_EXIT_INTERRUPTED, 0, (struct shell_end){ 0 });
 }

@@ -1,15 +1,23 @@
-/* Persistent shells (PROTOCOL.md section 5): named bash sessions per sandbox,
- * each on a terminal of the sandbox's own devpts with job control, that
- * keep cwd and environment across runs. Runs in one shell are serialised:
- * a run that comes while another is in the shell waits in the shell's
- * queue (SHELL_QUEUE_MAX, then refused). A timeout or an interrupt sends
- * SIGINT to the terminal's foreground process group; if the run has not
- * ended after SHELL_INTERRUPT_GRACE_S, SIGQUIT; if it still has not after
- * SHELL_QUIT_GRACE_S, the shell itself is killed (the kernel then hangs up
- * its foreground job) and the next run gets a new one (the result says
- * respawned). The broker cannot send SIGKILL to the job itself: the
- * terminal passes on only SIGINT, SIGQUIT and SIGTSTP, and the job is not
- * the broker's user's. The wire side is api-run.c. */
+/* Persistent shells (PROTOCOL.md section 5; ARCHITECTURE.md, "Sessions:
+ * shells and files"): named shells per sandbox that keep their working
+ * folder and exported environment across runs. Each shell is a supervisor,
+ * corral-shell, started through the exec channel with one more descriptor,
+ * its link (common/shellwire.h); each run is a fresh clone of a pristine
+ * bash in the sandbox, whose exit status the kernel gives the supervisor.
+ * The broker keeps the state (a dump the run's shell writes as it exits
+ * normally, read strictly by shellproto.c) and puts the code that applies
+ * it before each run's text. A run's output is a pipe of its own, read
+ * here: up to its result, and after it, as the run's late output, until
+ * every writer closed it.
+ *
+ * Runs in one shell are serialised: a run that comes while another is in
+ * the shell waits in the shell's queue (SHELL_QUEUE_MAX, then refused). A
+ * timeout or an interrupt sends SIGINT to the run's process group (its own
+ * session); if the run has not ended after SHELL_INTERRUPT_GRACE_S,
+ * SIGKILL; if it still has not after SHELL_KILL_JOB_GRACE_S, the
+ * supervisor is killed through corral-init and the result says respawned;
+ * the next run gets a new supervisor with the same state. The wire side is
+ * api-run.c. */
 #ifndef CORRAL_SHELL_H
 #define CORRAL_SHELL_H
 
@@ -22,13 +30,11 @@
 #define SHELL_QUEUE_MAX 16              /* runs waiting for one shell */
 #define SHELL_TIMEOUT_DEFAULT_S 120
 #define SHELL_TIMEOUT_MAX_S 600
-#define SHELL_INTERRUPT_GRACE_S 2       /* after SIGINT, before SIGKILL to the job */
-#define SHELL_KILL_JOB_GRACE_S 1        /* after SIGKILL to the job, before the shell is killed */
-#define SHELL_KILL_GRACE_S 2            /* after the shell is killed, before the run is given up */
-#define SHELL_START_TIMEOUT_S 10        /* a new bash answers its first marker */
-#define SHELL_MARKER_WAIT_MS 500        /* output's end marker, once the status came */
-#define SHELL_ROWS 50
-#define SHELL_COLS 200
+#define SHELL_INTERRUPT_GRACE_S 2       /* after SIGINT, before SIGKILL to the run's group */
+#define SHELL_KILL_JOB_GRACE_S 1        /* after SIGKILL, before the supervisor is killed */
+#define SHELL_KILL_GRACE_S 2            /* after the supervisor is killed, before the run is given up */
+#define SHELL_START_TIMEOUT_S 10        /* a new supervisor says HELLO */
+#define SHELL_PIPES_MAX 256             /* output pipes a sandbox's runs hold open; then the oldest closes */
 
 struct daemon;
 struct sandbox;
@@ -43,7 +49,7 @@ struct runtab *shell_host_runs(struct shell_host *h);
  * it (too many shells, a full queue). */
 int shell_submit(struct shell_host *h, struct run *r, char **why);
 /* Interrupts R: a queued run ends at once (exit 130); a running one gets
- * SIGINT, then the shell is killed after the grace. */
+ * SIGINT, then SIGKILL, then its supervisor is killed, each after its grace. */
 void shell_interrupt(struct shell_host *h, struct run *r);
 /* SB is being deleted: its shells go, and runs in flight end with an
  * error. The hook for sandbox_delete(); safe when SB has no shells. */

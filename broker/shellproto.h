@@ -1,61 +1,69 @@
-/* What the daemon and a persistent bash say to each other (ARCHITECTURE.md,
- * "Sessions: shells and files"). bash reads its commands from a socket (its
- * fd 0, our end kept by the daemon) and writes to its terminal. Each run is
- * one line,
- *     __corral_n=NONCE; eval $'COMMAND' </dev/null
- * and, before its next prompt, bash writes a marker "\037corral-NONCE\037"
- * to the terminal (so the daemon knows where the run's output ends) and a
- * status record "NONCE\0CODE\0CWD\0" to the socket. The command's stdin is
- * /dev/null and the socket is not among its descriptors, so its output
- * cannot fake the status: at worst a copied marker cuts its own output
- * short. Pure logic: never logs, never exits. */
+/* What the daemon says to a persistent shell's runs (ARCHITECTURE.md,
+ * "Sessions: shells and files"). The daemon keeps each shell's state, its
+ * working folder and exported variables, and every run's script begins
+ * with the code that applies it, generated here from data (each byte
+ * quoted as bash's $'...' reads it back), then the run's text verbatim:
+ *
+ *     unset -v __corral_s; { :; cd -- $'/tmp'; export KEEP=$'yes'; } 2>/dev/null
+ *     TEXT
+ *
+ * The state comes back from the run's shell as it exits normally: its
+ * $PWD, then each entry of the environment bash would pass a command,
+ * every field NUL-ended (the dump). It is read strictly here, in the
+ * broker: a dump that is malformed in any part is refused whole. Pure
+ * logic: never logs, never exits. */
 #ifndef CORRAL_SHELLPROTO_H
 #define CORRAL_SHELLPROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
-#define SHELLPROTO_NONCE_BYTES 16               /* hex digits */
-#define SHELLPROTO_STATUS_MAX_BYTES 8192        /* a status record, cwd included */
-#define SHELLPROTO_MARKER_MAX_BYTES (SHELLPROTO_NONCE_BYTES + 16)
+#define SHELLPROTO_STATE_ENV_MAX 4096           /* exported variables kept */
+#define SHELLPROTO_CWD_MAX_BYTES 4096           /* PATH_MAX, NUL included */
 
-/* The text bash reads first: quiet prompts, no history, the status hook;
- * it ends with the first nonce, whose marker says the shell is ready.
- * malloc'd. */
-char *shellproto_init_script(const char *nonce);
-/* The line that runs COMMAND (LEN bytes) under NONCE; malloc'd, *OUT_LEN set. */
-char *shellproto_run_line(const char *nonce, const char *command, size_t len, size_t *out_len);
-
-/* One status record. */
-struct shellproto_status {
-	char nonce[SHELLPROTO_NONCE_BYTES + 1];
-	int code;
-	char cwd[SHELLPROTO_STATUS_MAX_BYTES];
+/* A shell's state between runs. */
+struct shellproto_state {
+	char *cwd;                      /* NULL: no run saved one yet */
+	char **env;                     /* "NAME=VALUE", in the dump's order */
+	size_t nenv;
 };
 
-/* Parses a status record at the start of DATA (LEN bytes): 1 with *ST and
- * *USED set, 0 when more bytes are needed, -1 when it is malformed (a
- * field too long, a code that is not a number). */
-int shellproto_status_parse(const uint8_t *data, size_t len, struct shellproto_status *st,
-    size_t *used);
+void shellproto_state_init(struct shellproto_state *st);
+void shellproto_state_clear(struct shellproto_state *st);
 
-/* Finds the marker in a terminal's byte stream, fed in any chunks. */
-struct shellproto_marker {
-	char pat[SHELLPROTO_MARKER_MAX_BYTES];
-	size_t plen;
-	size_t matched;                 /* bytes of pat seen and held back */
-	bool found;
-};
+/* True when NAME (LEN bytes) is kept from one run to the next: a shell
+ * variable's name, and not one of bash's own per-process variables (PWD,
+ * SHLVL, _, SHELLOPTS, BASHOPTS, IFS, PPID, BASH_XTRACEFD, ...) or
+ * corral's. */
+bool shellproto_name_kept(const char *name, size_t len);
 
-/* Arms M for NONCE. */
-void shellproto_marker_init(struct shellproto_marker *m, const char *nonce);
-/* Feeds LEN bytes of IN: the output before the marker goes to OUT (room
- * for LEN + SHELLPROTO_MARKER_MAX_BYTES bytes; held-back bytes that turn
- * out not to be the marker come out late), *OUT_LEN says how much.
- * Returns how many bytes of IN it took: all of them, or up to the
- * marker's last byte once it is found (then M->found). */
-size_t shellproto_marker_feed(struct shellproto_marker *m, const uint8_t *in, size_t len,
-    uint8_t *out, size_t *out_len);
+/* True when the entry E ("NAME=VALUE") may be in the environment the
+ * shell's supervisor and its zygote bash are started with: not one that
+ * makes a program load code or files named by it (what glibc ignores for
+ * setuid programs, LD_PRELOAD and GCONV_PATH among them), nor one that
+ * bash reads at its start (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, exported
+ * functions). A run could write the files those name and have the zygote
+ * started again; runs get them through the state instead. */
+bool shellproto_zygote_may_have(const char *e);
+
+/* Starts *ST (empty) as the state before any run: no folder, and the
+ * entries of ENV (NULL-terminated "K=V") whose names are kept. */
+void shellproto_state_start(struct shellproto_state *st, const char *const *env);
+
+/* Reads the dump DUMP (LEN bytes) into *ST, replacing what it held: the
+ * first field an absolute folder shorter than SHELLPROTO_CWD_MAX_BYTES,
+ * each other NAME=VALUE; entries whose name is not kept (exported
+ * functions, BASH_FUNC_f%%, among them) are left out. -1, *ST unchanged,
+ * when any part is malformed: no NUL at the end, an empty field, a field
+ * without '=', a name twice, more than SHELLPROTO_STATE_ENV_MAX entries
+ * kept. */
+int shellproto_state_parse(const char *dump, size_t len, struct shellproto_state *st);
+
+/* The script of a run of TEXT in a shell whose state is ST and which
+ * started in WORKDIR with the environment BASE (NULL-terminated "K=V"):
+ * the code that applies ST as the difference from BASE, then TEXT.
+ * malloc'd, its length in *LEN; NULL when out of memory. */
+char *shellproto_script(const struct shellproto_state *st, const char *const *base,
+    const char *workdir, const char *text, size_t *len);
 
 #endif

@@ -755,6 +755,54 @@ render_yaml(const struct policy *p, char **out, size_t *len)
 	return err;
 }
 
+/* The length of the valid UTF-8 sequence at S (1 for ASCII), or 0. */
+static size_t
+render_utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
+	    (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+
+	/* Overlong two-byte forms, and leads past U+10FFFF, are not text. */
+	if (s[0] == 0xc0 || s[0] == 0xc1 || s[0] > 0xf4)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	}
+	return n;
+}
+
+void
+render_comment(const char *text, char *dst, size_t size)
+{
+	static const char head[] = "# ", tail[] = "\n";
+	const unsigned char *t = (const unsigned char *)text;
+	size_t n, k;
+
+	if (size < sizeof(head) + sizeof(tail) - 1) {
+		if (size > 0)
+			dst[0] = '\0';
+		return;
+	}
+	memcpy(dst, head, sizeof(head) - 1);
+	n = sizeof(head) - 1;
+	/* A whole character or none: YAML text is UTF-8, comments too. */
+	while (*t != '\0') {
+		k = render_utf8_len(t);
+		if (n + (k > 0 ? k : 1) + sizeof(tail) > size)
+			break;
+		if (k == 0 || (k == 1 && (*t < 0x20 || *t == 0x7f))) {
+			dst[n++] = '?';
+			t++;
+		} else {
+			memcpy(dst + n, t, k);
+			n += k;
+			t += k;
+		}
+	}
+	memcpy(dst + n, tail, sizeof(tail));
+}
+
 enum render_err
 render_yaml_buffer(const struct policy *p, char *dst, size_t size, size_t *len)
 {

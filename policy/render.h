@@ -75,6 +75,12 @@ enum render_err render_policy(const struct render_spec *spec, struct policy **ou
  * (LEN may be NULL). Loading the text gives a policy equal to P. */
 enum render_err render_yaml(const struct policy *p, char **out, size_t *len);
 
+/* Writes TEXT as one YAML comment line, "# TEXT\n", into DST (SIZE bytes,
+ * NUL included), cut to fit: each control byte (a newline among them)
+ * becomes '?', so no text, a path for instance, can end the comment and
+ * start YAML of its own. */
+void render_comment(const char *text, char *dst, size_t size);
+
 /* The same into DST (SIZE bytes, NUL included); RENDER_ERR_TOO_BIG when it
  * does not fit, DST then holding an empty string. */
 enum render_err render_yaml_buffer(const struct policy *p, char *dst, size_t size,

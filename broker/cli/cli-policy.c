@@ -20,6 +20,7 @@
 #include "policy/render.h"
 
 #define CLI_REGULAR_UID_MIN 1000        /* below it: system accounts, never run_as by default */
+#define CLI_RENDER_NOTE_BYTES 1024      /* the comment line on run_as */
 
 /* What `policy render` was asked for. */
 struct cli_render_args {
@@ -30,6 +31,7 @@ struct cli_render_args {
 	size_t ngrants;
 	const char *profile;
 	long uid, gid;                  /* -1: not given */
+	char note[CLI_RENDER_NOTE_BYTES];       /* why run_as is what it is, or "" */
 };
 
 /* Parses PATH[:ro|:rw] into the next root. */
@@ -83,20 +85,39 @@ cli_parse_id(const char *text, const char *option, long *out)
 	return 0;
 }
 
+/* Takes the caller's own uid and gid for run_as when no writable root's
+ * owner can be read (a root that does not exist yet): the daemon runs a
+ * non-root caller's sandbox as the caller anyway. Root must say whom. */
+static int
+cli_caller_ids(struct cli_render_args *a, const char *why)
+{
+	if (getuid() == 0)
+		return cli_fail("%s: pass --uid and --gid (root's sandbox never runs as root)", why);
+	a->uid = getuid();
+	a->gid = getgid();
+	snprintf(a->note, sizeof(a->note), "run_as is the caller's uid %ld and gid %ld: %s",
+	    a->uid, a->gid, why);
+	return 0;
+}
+
 /* Chooses run_as when --uid/--gid were not given: the owner of the first
- * writable root when that is a regular user. Never root: a sandbox whose
- * uid is 0 could write /proc/sys/kernel/core_pattern. */
+ * writable root when that is a regular user, else the caller's own ids
+ * when that owner cannot be read. Never root: a sandbox whose uid is 0
+ * could write /proc/sys/kernel/core_pattern. */
 static int
 cli_default_ids(struct cli_render_args *a)
 {
+	char why[CLI_RENDER_NOTE_BYTES];
 	struct stat st;
 
 	for (size_t i = 0; i < a->nroots; i++) {
 		if (!a->roots[i].writable)
 			continue;
-		if (stat(a->roots[i].path, &st) == -1)
-			return cli_fail("%s does not exist, so its owner cannot be the "
-			    "sandbox's user: pass --uid and --gid", a->roots[i].path);
+		if (stat(a->roots[i].path, &st) == -1) {
+			snprintf(why, sizeof(why), "the owner of %s cannot be read (%s)",
+			    a->roots[i].path, strerror(errno));
+			return cli_caller_ids(a, why);
+		}
 		if (st.st_uid < CLI_REGULAR_UID_MIN)
 			return cli_fail("%s belongs to uid %u, not a regular user, and a "
 			    "sandbox never runs as a system account: pass --uid and --gid",
@@ -105,8 +126,7 @@ cli_default_ids(struct cli_render_args *a)
 		a->gid = st.st_gid;
 		return 0;
 	}
-	return cli_fail("no writable root to take the sandbox's user from: "
-	    "pass --uid and --gid");
+	return cli_caller_ids(a, "no writable root to take the sandbox's user from");
 }
 
 static int
@@ -181,6 +201,12 @@ cli_render_print(struct cli_render_args *a, const struct policy *profile)
 	policy_free(rendered);
 	if (err != RENDER_OK)
 		return cli_fail("cannot render the policy: %s", render_strerror(err));
+	if (a->note[0] != '\0') {
+		char line[CLI_RENDER_NOTE_BYTES + 4];
+
+		render_comment(a->note, line, sizeof(line));
+		fputs(line, stdout);
+	}
 	fputs(yaml, stdout);
 	free(yaml);
 	return fflush(stdout) == 0 ? CLI_EXIT_OK : cli_fail("writing the policy failed");

@@ -80,6 +80,7 @@ cli_run_print_json(const struct cli_run *c, const char *id, const Corral__RunRes
 	json_kv_bool(j, "timed_out", r->timed_out);
 	json_kv_bool(j, "truncated", r->truncated);
 	json_kv_bool(j, "respawned", r->respawned);
+	json_kv_bool(j, "state_saved", r->state_saved);
 	json_object_end(j);
 	if ((text = json_text(j, NULL)) != NULL)
 		printf("%s\n", text);
@@ -263,6 +264,7 @@ cli_runs_json(const Corral__RunListReply *list)
 		json_kv_string(j, "command", r->command);
 		json_kv_int(j, "started_at_us", r->started_at_us);
 		json_kv_uint(j, "output_bytes", r->output_bytes);
+		json_kv_uint(j, "late_bytes", r->late_bytes);
 		json_kv_string(j, "state", cli_runs_state(r));
 		json_key(j, "result");
 		if (r->result == NULL) {
@@ -275,6 +277,7 @@ cli_runs_json(const Corral__RunListReply *list)
 			json_kv_bool(j, "timed_out", r->result->timed_out);
 			json_kv_bool(j, "truncated", r->result->truncated);
 			json_kv_bool(j, "respawned", r->result->respawned);
+			json_kv_bool(j, "state_saved", r->result->state_saved);
 			json_object_end(j);
 		}
 		json_object_end(j);
@@ -288,34 +291,84 @@ cli_runs_json(const Corral__RunListReply *list)
 static void
 cli_runs_table(const Corral__RunListReply *list)
 {
-	printf("%-24s %-10s %-9s %5s %10s  %s\n", "ID", "SHELL", "STATE", "EXIT", "OUTPUT",
-	    "COMMAND");
+	printf("%-24s %-10s %-9s %5s %10s %8s  %s\n", "ID", "SHELL", "STATE", "EXIT", "OUTPUT",
+	    "LATE", "COMMAND");
 	for (size_t i = 0; i < list->n_runs; i++) {
 		const Corral__RunInfo *r = list->runs[i];
 		char code[16] = "-";
 
 		if (r->result != NULL)
 			snprintf(code, sizeof(code), "%d", r->result->exit_code);
-		printf("%-24s %-10s %-9s %5s %10llu  %.60s\n", r->request_id, r->shell,
-		    cli_runs_state(r), code, (unsigned long long)r->output_bytes, r->command);
+		printf("%-24s %-10s %-9s %5s %10llu %8llu  %.60s\n", r->request_id, r->shell,
+		    cli_runs_state(r), code, (unsigned long long)r->output_bytes,
+		    (unsigned long long)r->late_bytes, r->command);
 	}
+}
+
+/* Writes run ID's late output (what its jobs wrote after its result) to
+ * stdout: RunResume with late set, from the oldest byte kept. */
+static int
+cli_runs_late(struct cli *cli, const char *sandbox, const char *id)
+{
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__RunResume res = CORRAL__RUN_RESUME__INIT;
+	Corral__RunResult *result = NULL;
+	struct cli_run c = { 0 };
+	char why[CLI_RUN_WHY_BYTES];
+	int fd, rc;
+
+	if ((fd = client_connect(cli->socket_path, why, sizeof(why))) == -1)
+		return cli_fail("%s", why);
+	res.sandbox = (char *)(uintptr_t)sandbox;
+	res.request_id = (char *)(uintptr_t)id;
+	res.late = true;
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_RESUME;
+	req.run_resume = &res;
+	switch (client_run(fd, &req, cli_run_output, &c, &result, why, sizeof(why))) {
+	case CLIENT_RUN_RESULT:
+		rc = CLI_EXIT_OK;
+		break;
+	case CLIENT_RUN_STOPPED:
+		rc = cli_fail("%s", c.stop_why);
+		break;
+	default:
+		rc = cli_fail("%s", why);
+		break;
+	}
+	if (result != NULL)
+		corral__run_result__free_unpacked(result, NULL);
+	close(fd);
+	return rc;
 }
 
 int
 cli_runs(struct cli *cli, int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "late", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__RunList rl = CORRAL__RUN_LIST__INIT;
 	Corral__Response *resp = NULL;
+	const char *late = NULL;
 	bool json = false;
-	int rc;
+	int opt, rc;
 
-	if ((rc = cli_json_option(argc, argv, "runs", &json)) != 0)
-		return rc;
-	if (argc - optind != 1)
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': json = true; break;
+		case 'l': late = optarg; break;
+		default: return cli_usage(cli_find("runs"));
+		}
+	}
+	if (argc - optind != 1 || (late != NULL && json))
 		return cli_usage(cli_find("runs"));
 	if ((rc = cli_check_name(argv[optind])) != 0)
 		return rc;
+	if (late != NULL)
+		return cli_runs_late(cli, argv[optind], late);
 	rl.sandbox = argv[optind];
 	req.request_case = CORRAL__REQUEST__REQUEST_RUN_LIST;
 	req.run_list = &rl;

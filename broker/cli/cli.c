@@ -55,7 +55,8 @@ static const struct cli_cmd cli_table[] = {
 	    "run one command in a sandbox; exits with its status", cli_exec },
 	{ "run", "NAME [--shell S] [--timeout S] [--id ID] [--json] -- 'COMMAND TEXT'",
 	    "run a command in a sandbox's persistent shell; exits with its status", cli_run },
-	{ "runs", "NAME [--json]", "a sandbox's runs in flight and kept results", cli_runs },
+	{ "runs", "NAME [--json | --late ID]", "a sandbox's runs in flight and kept results, "
+	    "or one run's late output", cli_runs },
 	{ "interrupt", "NAME ID", "interrupt a run", cli_interrupt },
 	{ "shell", "NAME", "an interactive shell in a sandbox, with a tty", cli_shell },
 	{ "fs read", "NAME PATH [--json]", "read a file of a sandbox", cli_fs_read },

@@ -240,6 +240,37 @@ out:
 	return rc;
 }
 
+int
+ll_domain_only(int abi, unsigned int scopes)
+{
+	struct corral_landlock_ruleset_attr attr = {
+		.handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK,
+	};
+	size_t size = sizeof(attr.handled_access_fs);
+	int fd, rc = -1, saved;
+
+	if (abi < 1 || (scopes & ~(LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL))) {
+		errno = abi < 1 ? EOPNOTSUPP : EINVAL;
+		return -1;
+	}
+	if (abi >= LL_ABI_SCOPES) {
+		attr.scoped = ((scopes & LL_SCOPE_ABSTRACT_UNIX) ?
+		    LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET : 0) |
+		    ((scopes & LL_SCOPE_SIGNAL) ? LANDLOCK_SCOPE_SIGNAL : 0);
+		size = sizeof(attr);
+	}
+	fd = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0U);
+	if (fd == -1)
+		return -1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	    syscall(__NR_landlock_restrict_self, fd, 0U) == 0)
+		rc = 0;
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
 void
 ll_free(struct ll_ruleset *rs)
 {

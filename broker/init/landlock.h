@@ -60,4 +60,13 @@ int ll_restrict_self(struct ll_ruleset *rs);
 /* Closes the ruleset's descriptors; accepts NULL. */
 void ll_free(struct ll_ruleset *rs);
 
+/* Sets no_new_privs and applies one more layer that changes no file rule:
+ * a domain boundary only (Landlock refuses ptrace-mode access from outside
+ * a domain's own, /proc/PID/mem, environ and fd included), with the
+ * LL_SCOPE_* flags SCOPES when ABI (from landlock_abi()) has scopes and
+ * none otherwise. It handles only the right to make block devices, which
+ * no sandbox process holds anyway (CAP_MKNOD). -1 (EOPNOTSUPP) when ABI < 1.
+ * Allocates nothing: safe in a process just forked. */
+int ll_domain_only(int abi, unsigned int scopes);
+
 #endif

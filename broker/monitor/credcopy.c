@@ -38,6 +38,7 @@
 #define CREDCOPY_MSG_MAX_BYTES 512              /* one line of the child's */
 #define CREDCOPY_TEXT_MAX_BYTES (64u * 1024)    /* an expanded env value, the known names */
 #define CREDCOPY_SSH_CONFIG_TMP "config.corral-new"
+#define CREDCOPY_PUB_SUFFIX ".pub"              /* a public key beside its private twin */
 #define CREDCOPY_SSH_OWN "# Your own configuration, as copied:\n"
 #define CREDCOPY_KUBECONFIG ".kube/config"
 #define CREDCOPY_LINE_MAX_BYTES 1024            /* a kubeconfig line looked at (longer: skipped) */
@@ -234,12 +235,35 @@ credcopy_is_private_key(const char *head, size_t len)
 	    memmem(head, line, "PRIVATE KEY-----", 16) != NULL;
 }
 
-/* Remembers NAME, a private key directly in .ssh, for the config block. */
-static void
-credcopy_note_key(struct credcopy_child *c, const char *name, const char *head, size_t len)
+/* True when NAME in the folder SRC has a public twin, NAME.pub, a regular
+ * file beside it (as ssh-keygen writes them): a private key whatever its
+ * first line (a key that does not start with a PEM header). */
+static bool
+credcopy_has_pub_twin(int src, const char *name)
 {
-	if (!c->ssh_top || !credcopy_is_private_key(head, len) || c->nkeys == CREDCOPY_KEYS_MAX ||
-	    !credcopy_plain_text(name) || strlen(name) > NAME_MAX)
+	static const char pub[] = CREDCOPY_PUB_SUFFIX;
+	char twin[NAME_MAX + 1];
+	size_t n = strlen(name);
+	struct stat st;
+
+	if (n + sizeof(pub) > sizeof(twin) ||
+	    (n >= sizeof(pub) - 1 && strcmp(name + n - (sizeof(pub) - 1), pub) == 0))
+		return false;
+	memcpy(twin, name, n);
+	memcpy(twin + n, pub, sizeof(pub));
+	/* One name in the folder itself: nothing is followed. */
+	return fstatat(src, twin, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Remembers NAME, a private key directly in .ssh (its PEM header, or its
+ * .pub twin in SRC, says so), for the config block. */
+static void
+credcopy_note_key(struct credcopy_child *c, int src, const char *name, const char *head,
+    size_t len)
+{
+	if (!c->ssh_top || c->nkeys == CREDCOPY_KEYS_MAX || !credcopy_plain_text(name) ||
+	    strlen(name) > NAME_MAX ||
+	    (!credcopy_is_private_key(head, len) && !credcopy_has_pub_twin(src, name)))
 		return;
 	strcpy(c->keys[c->nkeys++], name);
 }
@@ -309,7 +333,7 @@ credcopy_copy_file(struct credcopy_child *c, int src, int dst, const char *name,
 	close(in);
 	if (close(out) == -1)
 		credcopy_child_fail(c, "grant %s: cannot write the copy of %s", c->grant, rel);
-	credcopy_note_key(c, name, head, hlen);
+	credcopy_note_key(c, src, name, head, hlen);
 	explicit_bzero(head, sizeof(head));
 	credcopy_report(c->report_fd, REC_COPIED, rel, NULL);
 }

@@ -1,12 +1,12 @@
-/* bench_run SOCKET SANDBOX [N]: persistent-shell round trips through the
+/* bench_run SOCKET SANDBOX [N [R]]: persistent-shell round trips through the
  * client library (broker/client-run), against a running corrald.
  * 1. N runs of `true` in the sandbox's main shell, each on a fresh
  *    connection: connect, RunStart, the result. p50, p90, max.
  * 2. Resume: a run prints 1 MiB in lines and ends while its client is
  *    away (the client reads a first chunk, then drops the connection);
  *    the time from reconnecting (connect + RunResume from the offset it
- *    had) to the result, with every remaining byte. p50 and max over
- *    N / 10 rounds (at least 5).
+ *    had) to the result, with every remaining byte. p50 and max over R
+ *    rounds (default N / 10, at least 5; 0 skips this part).
  * Run it by tests/bench/run-shell-bench, which sets up the test bed. */
 #include "config.h"
 
@@ -114,12 +114,13 @@ int
 main(int argc, char **argv)
 {
 	int n = argc > 3 ? atoi(argv[3]) : BENCH_RUNS_DEFAULT;
-	int rounds = n / 10 > BENCH_RESUME_MIN_ROUNDS ? n / 10 : BENCH_RESUME_MIN_ROUNDS;
+	int rounds = argc > 4 ? atoi(argv[4]) :
+	    n / 10 > BENCH_RESUME_MIN_ROUNDS ? n / 10 : BENCH_RESUME_MIN_ROUNDS;
 	char id[BENCH_ID_BYTES], cmd[128];
 	int64_t *v, t0;
 
 	if (argc < 3 || n <= 0) {
-		fprintf(stderr, "usage: bench_run SOCKET SANDBOX [N]\n");
+		fprintf(stderr, "usage: bench_run SOCKET SANDBOX [N [RESUME_ROUNDS]]\n");
 		return 2;
 	}
 	v = calloc((size_t)n, sizeof(*v));
@@ -131,6 +132,10 @@ main(int argc, char **argv)
 		v[i] = bench_now_us() - t0;
 	}
 	bench_report("run `true` (connect to result)", v, n);
+	if (rounds <= 0) {
+		free(v);
+		return 0;
+	}
 	/* 1 MiB: 65536 lines of 16 bytes. */
 	snprintf(cmd, sizeof(cmd), "sleep 0.2; seq -f %%015g 1 %d", BENCH_RESUME_OUTPUT_BYTES / 16);
 	for (int i = 0; i < rounds; i++) {

@@ -56,7 +56,29 @@ check_contains "an unknown profile lists the known ones" "$(cat "$tmp/err")" "un
 check_eq "a missing profiles folder exits 1" 1 "$rc"
 check_contains "--profiles-dir wins over the environment" "$(cat "$tmp/err")" "$tmp/none"
 
+# Roots that do not exist yet: the caller's own ids, said in a comment.
+as_user() { if [ "$(id -u)" -eq 0 ]; then setpriv --reuid=1000 --regid=1000 --clear-groups "$@"; else "$@"; fi; }
+[ "$(id -u)" -eq 0 ] && chmod 0755 "$tmp" && uid=1000 && gid=1000 || { uid=$(id -u); gid=$(id -g); }
+as_user "$corral" policy render --root /home/sam/code/app --root /home/sam/reference:ro \
+	>"$tmp/new.yaml" 2>"$tmp/err"; rc=$?
+check_eq "render for roots that do not exist exits 0" 0 "$rc"
+check_contains "run_as is then the caller's" "$(cat "$tmp/new.yaml")" "run_as_user: \"$uid\"
+  run_as_group: \"$gid\""
+check_eq "and a comment line says so first" \
+	"# run_as is the caller's uid $uid and gid $gid: the owner of /home/sam/code/app cannot be read (No such file or directory)" \
+	"$(head -1 "$tmp/new.yaml")"
+out=$("$corral" policy check "$tmp/new.yaml"); rc=$?
+check_eq "the policy with its comment passes policy check" 0 "$rc"
+as_user "$corral" policy render --root "/nope/a
+network_policies: {}" >"$tmp/nl.yaml" 2>"$tmp/err"; rc=$?
+check_eq "a path with a newline stays inside its comment" \
+	"# run_as is the caller's uid $uid and gid $gid: the owner of /nope/a?network_policies: {} cannot be read (No such file or directory)" \
+	"$(head -1 "$tmp/nl.yaml")"
+
 if [ "$(id -u)" -eq 0 ]; then
+	"$corral" policy render --root /home/sam/code/app >/dev/null 2>"$tmp/err"; rc=$?
+	check_eq "root rendering for a root that does not exist is refused" 1 "$rc"
+	check_contains "and told to name the user" "$(cat "$tmp/err")" "pass --uid and --gid"
 	"$corral" policy render --root "$tmp/ref" >/dev/null 2>"$tmp/err"; rc=$?
 	check_eq "a root-owned folder without --uid is refused" 1 "$rc"
 	check_contains "the refusal says never a system account" "$(cat "$tmp/err")" "belongs to uid 0"

@@ -5,12 +5,14 @@
 # uid 1000 holding hello.txt; one sandbox over it.
 # Does: runs commands in its `main` shell with `corral run`, cuts a client
 # in the middle of a run and asks again with the same id, lets runs time
-# out, kills the shell from inside, interrupts a run, reuses an id, and
-# tries another user's run.
+# out, kills a run's shell from inside, interrupts a run, reuses an id, and
+# tries another user's run. (tests/e2e/shells-integrity.sh tries the
+# attacks on what a run reports.)
 # Expects: cwd and environment kept across runs; stdin at end of file; an
 # exit code and cwd that output cannot fake; one execution per id; the
-# result of a run whose client went away; timed_out and respawned results
-# after which the next run works; `runs` listing; refusals that say why.
+# result of a run whose client went away; timed_out results after which
+# the next run works in the same shell; `runs` listing; refusals that say
+# why.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
@@ -31,8 +33,9 @@ YAML
 corral_start corrald "$TB_DIR/corrald.yaml" "$port"
 sock="$TB_DIR/corrald.sock"
 corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
-# shell_pid: the pid (host's view) of the main shell's bash, read from inside.
-shell_pid() { corral run s1 -- 'echo $$'; }
+# shell_pid: the pid (the sandbox's view) of the main shell's supervisor,
+# corral-shell: every run's shell is its child.
+shell_pid() { corral run s1 -- 'echo $PPID'; }
 
 corral sandbox create --root "$ws" --name s1 >/dev/null
 check_eq "the sandbox is created" 0 "$?"
@@ -108,15 +111,18 @@ o = json.loads(sys.argv[1])
 assert o['timed_out'] and not o['respawned'] and o['exit_code'] == 137, o
 " "$out"
 check_eq "and keeps its \$PWD" /tmp "$(corral run s1 -- pwd)"
-out=$(corral run --json s1 -- 'kill -9 $$')
-check "a run that kills its shell reports respawned" python3 -c "
+pid_before=$(shell_pid)
+out=$(corral run --json s1 -- 'cd /; kill -9 $$')
+check "a run that kills its own shell reports signal 9, and is not saved" python3 -c "
 import json, sys
 o = json.loads(sys.argv[1])
-assert o['respawned'] and o['exit_code'] == 137 and o['signal'] == 9, o
+assert not o['respawned'] and o['exit_code'] == 137 and o['signal'] == 9, o
+assert not o['state_saved'] and o['cwd'] == '/tmp', o
 " "$out"
 out=$(corral run s1 -- 'echo again; pwd')
-check_eq "the next run works in a new shell (from the workspace)" "again
-$ws" "$out"
+check_eq "the next run works in the same shell, from the folder before" "again
+/tmp" "$out"
+check_eq "whose supervisor is the same" "$pid_before" "$(shell_pid)"
 
 # --- Output over the keep limit: streamed whole, marked truncated for a later resume.
 corral run --json s1 -- 'head -c 1200000 /dev/zero | tr "\\0" x' >"$TB_DIR/big.json"

@@ -404,6 +404,34 @@ test_ssh_config_names_the_copied_identity_file(void **state)
 	monitor_grants_free(r);
 }
 
+/* A private key that does not start with a PEM header is known by its
+ * .pub twin; a file with neither is no identity. */
+static void
+test_a_key_without_a_pem_header_is_known_by_its_pub_twin(void **state)
+{
+	static const char *const names[] = { "ssh", NULL };
+	char text[TEST_TEXT_MAX_BYTES], want[PATH_MAX + 64];
+	struct monitor_grants *r;
+
+	(void)state;
+	need_ready();
+	mk_home();
+	mk_file_as(src, ".ssh/work_key", "PuTTY-User-Key-File-3: ssh-ed25519\nAAAA\n", 0600,
+	    TEST_UID);
+	mk_file(src, ".ssh/work_key.pub", "ssh-ed25519 AAAA work\n");
+	mk_file(src, ".ssh/notes", "not a key\n");
+	mk_file(src, ".ssh/lonely.pub", "ssh-ed25519 AAAA lonely\n");
+	r = copy_ok(names);
+	read_text(dst, ".ssh/config", text);
+	snprintf(want, sizeof(want), "\tIdentityFile %s/.ssh/work_key\n", dst);
+	assert_non_null(strstr(text, want));
+	snprintf(want, sizeof(want), "\tIdentityFile %s/.ssh/id_ed25519\n", dst);
+	assert_non_null(strstr(text, want));
+	assert_null(strstr(text, "notes"));
+	assert_null(strstr(text, ".pub"));
+	monitor_grants_free(r);
+}
+
 static void
 test_ssh_config_keeps_the_users_own_after_the_block(void **state)
 {
@@ -901,6 +929,7 @@ main(void)
 		T(test_copied_files_are_0600_owned_by_run_as),
 		T(test_copied_folders_are_0700_owned_by_run_as),
 		T(test_ssh_config_names_the_copied_identity_file),
+		T(test_a_key_without_a_pem_header_is_known_by_its_pub_twin),
 		T(test_ssh_config_keeps_the_users_own_after_the_block),
 		T(test_env_has_git_ssh_command_with_f_and_gh_config_dir),
 		T(test_each_grant_reports_its_hosts),

@@ -595,6 +595,44 @@ test_strerror_names_every_error(void **state)
 	assert_string_equal(render_strerror((enum render_err)999), "unknown render error");
 }
 
+/* A comment line cannot be broken out of: control bytes become '?', a
+ * byte that is not UTF-8 too, and the text is cut on a whole character. */
+static void
+test_a_comment_stays_one_line_of_text(void **state)
+{
+	char line[64], small[8];
+
+	render_comment("owner of /a\nnetwork_policies: {}\r\t\x7f", line, sizeof(line));
+	assert_string_equal(line, "# owner of /a?network_policies: {}???\n");
+	render_comment("caf\xc3\xa9 \xff\xc3", line, sizeof(line));
+	assert_string_equal(line, "# caf\xc3\xa9 ??\n");
+	render_comment("ab\xc3\xa9", small, 6);
+	assert_string_equal(small, "# ab\n");
+	render_comment("x", small, 2);
+	assert_string_equal(small, "");
+}
+
+/* The rendered policy with a comment line before it loads as it was. */
+static void
+test_a_commented_policy_loads(void **state)
+{
+	struct render_spec spec = sam_spec();
+	struct policy *p = render_ok(&spec), *q;
+	char line[128], *yaml = NULL, *text;
+
+	render_comment("run_as is the caller's\nversion: 2", line, sizeof(line));
+	assert_int_equal(render_yaml(p, &yaml, NULL), RENDER_OK);
+	text = malloc(strlen(line) + strlen(yaml) + 1);
+	strcpy(text, line);
+	strcat(text, yaml);
+	q = load_text(text);
+	assert_int_equal(q->version, p->version);
+	policy_free(q);
+	policy_free(p);
+	free(yaml);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -623,6 +661,8 @@ main(void)
 		cmocka_unit_test(test_every_feature_survives_a_round_trip),
 		cmocka_unit_test(test_yaml_buffer_too_small_is_refused),
 		cmocka_unit_test(test_strerror_names_every_error),
+		cmocka_unit_test(test_a_comment_stays_one_line_of_text),
+		cmocka_unit_test(test_a_commented_policy_loads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
-/* Unit tests for broker/runtab: run ids, kept output and offsets, the
- * table's bounds, watchers. */
+/* Unit tests for broker/runtab: run ids and serials, kept output and
+ * offsets, late output, the table's bounds, watchers. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -142,7 +142,7 @@ test_output_past_the_cap_keeps_the_newest_bytes(void **state)
 	run_output_append(r, (const uint8_t *)"END", 3);
 	total += 3;
 	assert_true(run_truncated(r));
-	assert_int_equal(r->total, total);
+	assert_int_equal(r->out.total, total);
 	assert_int_equal(run_output_first(r), total - RUN_OUTPUT_KEEP_BYTES);
 	n = run_output_read(r, 0, dst, 1, &at);
 	assert_int_equal(n, 1);
@@ -170,7 +170,7 @@ test_a_single_huge_append_keeps_its_tail(void **state)
 	run_output_append(r, chunk, big);
 	assert_int_equal(run_output_read(r, big - 4, dst, 4, &at), 4);
 	assert_memory_equal(dst, "TAIL", 4);
-	assert_int_equal(r->ring_len, RUN_OUTPUT_KEEP_BYTES);
+	assert_int_equal(r->out.len, RUN_OUTPUT_KEEP_BYTES);
 	free(chunk);
 	runtab_clear(&t);
 }
@@ -336,11 +336,70 @@ test_an_error_ends_a_run_without_result(void **state)
 	runtab_clear(&t);
 }
 
+/* Late output has a stream of its own: the run's output and its watchers
+ * never see it, and past its cap it keeps the newest bytes. */
+static void
+test_late_output_is_kept_apart(void **state)
+{
+	struct test_watcher tw = TEST_WATCHER_INIT;
+	uint8_t *chunk = malloc(RUN_LATE_KEEP_BYTES), dst[8];
+	struct runtab t;
+	struct run *r;
+	uint64_t at;
+
+	runtab_init(&t);
+	r = add(&t, "a");
+	run_output_append(r, (const uint8_t *)"out", 3);
+	run_watch(r, &tw.w);
+	run_late_append(r, (const uint8_t *)"late", 4);
+	assert_int_equal(tw.bytes, 0);
+	assert_int_equal(r->out.total, 3);
+	assert_int_equal(run_late_read(r, 0, dst, sizeof(dst), &at), 4);
+	assert_memory_equal(dst, "late", 4);
+	memset(chunk, 'x', RUN_LATE_KEEP_BYTES);
+	run_late_append(r, chunk, RUN_LATE_KEEP_BYTES);
+	run_late_append(r, (const uint8_t *)"END", 3);
+	assert_int_equal(r->late.total, RUN_LATE_KEEP_BYTES + 7);
+	assert_int_equal(run_late_read(r, 0, dst, 1, &at), 1);
+	assert_int_equal(at, 7);
+	assert_int_equal(run_late_read(r, r->late.total - 3, dst, sizeof(dst), &at), 3);
+	assert_memory_equal(dst, "END", 3);
+	assert_int_equal(runtab_kept_bytes(&t), 3 + RUN_LATE_KEEP_BYTES);
+	run_unwatch(r, &tw.w);
+	free(chunk);
+	runtab_clear(&t);
+}
+
+/* A serial names one run for good: an id used again after an ack is a
+ * new run with a new serial, and the old one is not found. */
+static void
+test_serials_name_one_run_for_good(void **state)
+{
+	struct runtab t;
+	struct run *a, *b;
+	uint64_t old;
+
+	runtab_init(&t);
+	a = add(&t, "a");
+	b = add(&t, "b");
+	assert_true(a->serial != b->serial);
+	assert_ptr_equal(runtab_find_serial(&t, b->serial), b);
+	old = a->serial;
+	runtab_remove(&t, a);
+	assert_null(runtab_find_serial(&t, old));
+	a = add(&t, "a");
+	assert_true(a->serial != old);
+	assert_ptr_equal(runtab_find_serial(&t, a->serial), a);
+	runtab_clear(&t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_returns_the_run_with_that_id),
+		cmocka_unit_test(test_late_output_is_kept_apart),
+		cmocka_unit_test(test_serials_name_one_run_for_good),
 		cmocka_unit_test(test_output_is_read_back_from_any_offset),
 		cmocka_unit_test(test_output_past_the_cap_keeps_the_newest_bytes),
 		cmocka_unit_test(test_a_single_huge_append_keeps_its_tail),

@@ -44,9 +44,21 @@ corral_file() {
 # `ip netns exec` gives its commands a fresh /sys without the cgroup
 # hierarchies, so corrald goes back to the machine's mount namespace,
 # keeping the test host's network (the test's own mount namespace is it).
+# A sandbox sees corral-init's folder (corral-shell's too) at its own path,
+# but never one below /tmp, which it has its own of: a build folder there is
+# bound at /mnt in a mount namespace of corrald's (gone with it).
 corral_start() {
-	tb_spawn_host "$1" env CORRAL_INIT="$top_builddir/corral-init" \
-		nsenter --mount="/proc/$$/ns/mnt" "$top_builddir/corrald" --foreground --config "$2"
+	case $top_builddir in
+	/tmp/* | /run/*)
+		tb_spawn_host "$1" env CORRAL_INIT=/mnt/corral-init \
+			nsenter --mount="/proc/$$/ns/mnt" unshare --mount --propagation private \
+			sh -c 'mount --bind "$0" /mnt && exec /mnt/corrald --foreground --config "$1"' \
+			"$top_builddir" "$2" ;;
+	*)
+		tb_spawn_host "$1" env CORRAL_INIT="$top_builddir/corral-init" \
+			nsenter --mount="/proc/$$/ns/mnt" "$top_builddir/corrald" --foreground \
+			--config "$2" ;;
+	esac
 	tb_wait_listen host "$3" "${4:-tcp}" && return 0
 	echo "Bail out! corrald did not listen: $(cat "$(tb_log "$1")")"
 	exit 1
