@@ -23,6 +23,9 @@
 #include "common/xmalloc.h"
 
 #define EXEC_CLIENT_BUFFER_MAX_BYTES (1024 * 1024)     /* output queued for a slow client */
+/* stdin queued for a command that does not read it: past it the client's
+ * frames wait in the kernel, so a stream holds this much and one frame. */
+#define EXEC_STDIN_BUFFER_MAX_BYTES (1024 * 1024)
 #define EXEC_READ_CHUNK_BYTES (64 * 1024)               /* one output event, at most */
 #define EXEC_KILL_GRACE_S 2                             /* SIGTERM, then SIGKILL */
 #define EXEC_DRAIN_AFTER_EXIT_S 2                       /* output a grandchild keeps open */
@@ -40,6 +43,7 @@ struct exec_stream {
 	struct bufferevent *err;        /* stderr (pipes mode) */
 	struct bufferevent *in;         /* stdin, or the terminal */
 	bool stdin_closing;             /* an empty stdin frame came: close once written */
+	bool stdin_paused;              /* stdin is full: the client is not read */
 	struct evbuffer *early_in;      /* stdin that came before the command started */
 	bool started;
 	bool exited;
@@ -196,6 +200,7 @@ static void
 exec_stream_on_output_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct exec_stream *st = arg;
+	bool was_stdin = bev == st->in;
 
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
@@ -207,6 +212,11 @@ exec_stream_on_output_event(struct bufferevent *bev, short what, void *arg)
 	else if (bev == st->err)
 		st->err = NULL;
 	bufferevent_free(bev);
+	/* What stdin held is dropped with it: a paused client goes on. */
+	if (was_stdin && st->stdin_paused && !st->done) {
+		st->stdin_paused = false;
+		bufferevent_enable(st->client, EV_READ);
+	}
 	exec_stream_maybe_finish(st);
 }
 
@@ -221,11 +231,29 @@ exec_stream_maybe_finish(struct exec_stream *st)
 	exec_stream_send_exit(st);
 }
 
+static void exec_stream_on_client_read(struct bufferevent *bev, void *arg);
+
+/* Bytes of stdin the broker holds for the command. */
+static size_t
+exec_stream_stdin_queued(const struct exec_stream *st)
+{
+	return evbuffer_get_length(st->early_in) +
+	    (st->in != NULL ? evbuffer_get_length(bufferevent_get_output(st->in)) : 0);
+}
+
+/* The command took what stdin held (or the terminal's input): a client
+ * paused for it is read again. */
 static void
 exec_stream_on_stdin_written(struct bufferevent *bev, void *arg)
 {
 	struct exec_stream *st = arg;
 
+	if (st->stdin_paused) {
+		st->stdin_paused = false;
+		bufferevent_enable(st->client, EV_READ);
+		exec_stream_on_client_read(st->client, st);
+		return;
+	}
 	if (!st->stdin_closing || st->tty)
 		return;
 	bufferevent_free(st->in);
@@ -279,7 +307,8 @@ exec_stream_on_client_read(struct bufferevent *bev, void *arg)
 	enum frame_status fs;
 	size_t len;
 
-	while (!st->done && (fs = api_read_frame(buf, st->frames)) != FRAME_NEED_MORE) {
+	while (!st->done && !st->stdin_paused &&
+	    (fs = api_read_frame(buf, st->frames)) != FRAME_NEED_MORE) {
 		payload = fs == FRAME_READY ? frame_decoder_payload(st->frames, &len) : NULL;
 		if (payload == NULL || exec_stream_input(st, payload, len) == -1) {
 			exec_stream_send_error(st, WIRE_ERR_PROTOCOL, "expected ExecSandboxInput "
@@ -287,6 +316,12 @@ exec_stream_on_client_read(struct bufferevent *bev, void *arg)
 			break;
 		}
 		frame_decoder_next(st->frames);
+		/* A command that does not read its stdin holds the client back,
+		 * not the broker's memory. */
+		if (exec_stream_stdin_queued(st) >= EXEC_STDIN_BUFFER_MAX_BYTES) {
+			st->stdin_paused = true;
+			bufferevent_disable(bev, EV_READ);
+		}
 	}
 }
 
@@ -329,7 +364,7 @@ exec_stream_on_started(struct exec_proc *p, const char *why, void *arg)
 	if (st->tty) {
 		st->out = st->in = exec_stream_pipe(st, exec_tty(p), true);
 		if (st->out != NULL)
-			bufferevent_setcb(st->out, exec_stream_on_output, NULL,
+			bufferevent_setcb(st->out, exec_stream_on_output, exec_stream_on_stdin_written,
 			    exec_stream_on_output_event, st);
 	} else {
 		st->out = exec_stream_pipe(st, exec_stdout(p), true);

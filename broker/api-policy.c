@@ -84,15 +84,21 @@ api_load_policy(const char *name, const char *text, Corral__Response *resp)
 	return p;
 }
 
-/* Puts NEXT in force for T and answers with it. */
+/* Puts NEXT in force for T (sandbox NAME's, or host mode's) and answers
+ * with it. The sandbox's policy is its caller's now: a reload of its
+ * profile leaves it be. */
 static void
-api_commit(struct proxy_tenant *t, struct policy *next, bool close_revoked,
-    Corral__Response *resp)
+api_commit(struct daemon *d, const char *name, struct proxy_tenant *t, struct policy *next,
+    bool close_revoked, Corral__Response *resp)
 {
+	struct sandbox *sb;
+
 	if (proxy_tenant_set_policy(t, next, close_revoked, NULL) == -1) {
 		api_error(resp, WIRE_ERR_INTERNAL, "out of memory; the policy is unchanged");
 		return;
 	}
+	if ((sb = sandbox_find(d, name)) != NULL)
+		sb->policy_edited = true;
 	api_policy_reply(resp, proxy_tenant_policy(t));
 }
 
@@ -168,7 +174,7 @@ api_policy_set(struct daemon *d, const struct sandbox_caller *caller, const Corr
 	if (sandbox_find(d, ps->sandbox) != NULL &&
 	    (next = api_keep_fixed(proxy_tenant_policy(t), next, resp)) == NULL)
 		return 0;
-	api_commit(t, next, ps->close_revoked, resp);
+	api_commit(d, ps->sandbox, t, next, ps->close_revoked, resp);
 	return 0;
 }
 
@@ -222,7 +228,7 @@ api_policy_update(struct daemon *d, const struct sandbox_caller *caller,
 			next = api_load_policy("<policy update>", yaml, resp);
 	}
 	if (next != NULL)
-		api_commit(t, next, pu->close_revoked, resp);
+		api_commit(d, pu->sandbox, t, next, pu->close_revoked, resp);
 	free(yaml);
 	policy_free(edited);
 	return 0;

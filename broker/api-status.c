@@ -10,7 +10,9 @@
 #include "broker/kernel.h"
 #include "broker/metrics.h"
 #include "broker/privsep.h"
+#include "broker/reload.h"
 #include "broker/sandbox.h"
+#include "common/log.h"
 #include "common/wire.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/ledger.h"
@@ -88,6 +90,10 @@ api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__
 	r->layers[r->n_layers++] = api_status_firewall(d);
 	r->firewall = xstrdup(r->layers[r->n_layers - 1] + strlen("Firewall: "));
 	api_status_counters(d, r);
+	r->reload_at_us = d->reload.at_us;
+	r->reload_ok = d->reload.ok;
+	r->reload_error = xstrdup(d->reload.error != NULL ? d->reload.error : "");
+	r->profiles_version = d->profiles_version;
 	resp->response_case = CORRAL__RESPONSE__RESPONSE_STATUS;
 	resp->status = r;
 	return 0;
@@ -115,5 +121,46 @@ api_metrics(struct daemon *d, const struct sandbox_caller *caller, const Corral_
 	r->text = text;
 	resp->response_case = CORRAL__RESPONSE__RESPONSE_METRICS;
 	resp->metrics = r;
+	return 0;
+}
+
+/* LIST (N texts) as a repeated field's malloc'd copy. */
+static char **
+api_texts(char *const *list, size_t n)
+{
+	char **out = xcalloc(n + 1, sizeof(*out));
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = xstrdup(list[i]);
+	return out;
+}
+
+int
+api_reload(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    Corral__Response *resp)
+{
+	Corral__ReloadReply *r;
+	struct reload_result res;
+
+	/* It changes what every user's sandboxes may reach: an operator's. */
+	if (caller->uid != 0) {
+		api_error(resp, WIRE_ERR_PERMISSION, "reload is root's (or SIGHUP to corrald)");
+		return 0;
+	}
+	log_info("reload asked by pid %d", (int)caller->pid);
+	(void)daemon_reload(d, req->reload->close_revoked, &res);
+	r = xmalloc(sizeof(*r));
+	corral__reload_reply__init(r);
+	r->ok = res.ok;
+	r->errors = api_texts(res.errors, res.nerrors);
+	r->n_errors = res.nerrors;
+	r->restart_keys = api_texts(res.restart_keys, res.nrestart_keys);
+	r->n_restart_keys = res.nrestart_keys;
+	r->profiles_version = res.version;
+	r->sandboxes_updated = res.sandboxes_updated;
+	r->tunnels_closed = (uint32_t)res.tunnels_closed;
+	reload_result_clear(&res);
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_RELOAD;
+	resp->reload = r;
 	return 0;
 }

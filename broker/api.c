@@ -79,6 +79,7 @@ static const struct {
 } api_handlers[] = {
 	{ CORRAL__REQUEST__REQUEST_STATUS, api_status },
 	{ CORRAL__REQUEST__REQUEST_METRICS, api_metrics },
+	{ CORRAL__REQUEST__REQUEST_RELOAD, api_reload },
 	{ CORRAL__REQUEST__REQUEST_POLICY_GET, api_policy_get },
 	{ CORRAL__REQUEST__REQUEST_POLICY_SET, api_policy_set },
 	{ CORRAL__REQUEST__REQUEST_POLICY_UPDATE, api_policy_update },

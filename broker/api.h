@@ -21,7 +21,7 @@ struct daemon;
 /* What one stream holds in the broker at most: its client, the command's
  * three pipes or terminal, its process. corrald's descriptor budget
  * (corrald.c) counts on it. */
-#define API_STREAM_FDS 4
+#define API_STREAM_FDS 5
 #define API_REFUSAL_MAX_BYTES 256       /* a refusal's one line */
 #define API_IDLE_TIMEOUT_S 30           /* a connection that sends no whole request */
 #define API_SOCKET_MODE 0660
@@ -53,6 +53,9 @@ int api_status(struct daemon *d, const struct sandbox_caller *caller, const Corr
     Corral__Response *resp);
 /* corral metrics: the Prometheus text (root only). */
 int api_metrics(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    Corral__Response *resp);
+/* corral reload: corrald.yaml and the profiles again (root only). */
+int api_reload(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp);
 int api_policy_get(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);

@@ -28,6 +28,8 @@
 #include "broker/conf.h"
 #include "broker/daemon.h"
 #include "broker/metrics.h"
+#include "broker/metrics-http.h"
+#include "broker/reload.h"
 #include "broker/monitor/monitor.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
@@ -359,6 +361,16 @@ corrald_split(struct daemon *d)
 	daemon_monitor_started(d, ps);
 }
 
+/* A reload reads the configuration as the broker: say at the start, not
+ * at the first SIGHUP, when it cannot. */
+static void
+corrald_check_reloadable(const struct daemon *d)
+{
+	if (access(d->config_path, R_OK) == -1 && (errno != ENOENT || d->config_explicit))
+		log_warnx("%s: %s: the broker (user %s) cannot read it, so a reload will fail; "
+		    "make it readable by that user", d->config_path, strerror(errno), d->cfg->user);
+}
+
 static void
 corrald_start_proxy(struct daemon *d)
 {
@@ -425,12 +437,16 @@ corrald_on_signal(evutil_socket_t sig, short what, void *arg)
 		log_info("signal %d: shutting down", (int)sig);
 		event_base_loopexit(d->base, NULL);
 		break;
-	case SIGHUP:
-		log_info("SIGHUP: reloading policies");
+	case SIGHUP: {
+		struct reload_result r;
+
+		log_info("SIGHUP: reloading %s and the profiles", d->config_path);
 		corrald_notify_reloading();
-		daemon_reload(d);
+		(void)daemon_reload(d, false, &r);
+		reload_result_clear(&r);
 		corrald_notify("READY=1");
 		break;
+	}
 	case SIGUSR1:
 		log_info("SIGUSR1: reopening the ledger");
 		ledger_reopen(d->ledger);
@@ -471,8 +487,10 @@ corrald_override(struct config *cfg, const char *socket_path, const char *state_
 }
 
 /* What the broker holds for one sandbox at most, besides its tunnels and
- * streams: its listeners, DNS stub sockets, shell and init channels. */
-#define CORRALD_SANDBOX_FDS 32
+ * streams: its listeners and channels, the DNS stub's TCP clients
+ * (DNSSTUB_TCP_CONNS_MAX), its shells and their runs' output pipes
+ * (SHELL_PIPES_MAX). */
+#define CORRALD_SANDBOX_FDS 96
 #define CORRALD_SPARE_FDS 256   /* the registry, the ledger, the monitor, libevent */
 #define CORRALD_TUNNELS_MIN 64  /* fewer, and the limit is too low to start at all */
 
@@ -483,7 +501,8 @@ corrald_override(struct config *cfg, const char *socket_path, const char *state_
 static void
 corrald_fd_budget(struct config *cfg)
 {
-	rlim_t others = API_CONNECTIONS_MAX + (rlim_t)API_STREAMS_MAX * API_STREAM_FDS +
+	rlim_t others = API_CONNECTIONS_MAX + METRICS_HTTP_CONNECTIONS_MAX +
+	    (rlim_t)API_STREAMS_MAX * API_STREAM_FDS +
 	    (rlim_t)cfg->max_sandboxes * CORRALD_SANDBOX_FDS + CORRALD_SPARE_FDS;
 	rlim_t need = others + (rlim_t)cfg->egress.max_tunnels * 2;
 	struct rlimit rl;
@@ -557,6 +576,8 @@ main(int argc, char **argv)
 	}
 	log_init("corrald", foreground, debug ? LOG_LEVEL_DEBUG : LOG_LEVEL_INFO);
 	d.cfg = corrald_load_config(config_path);
+	d.config_path = config_path != NULL ? config_path : CONFIG_PATH_DEFAULT;
+	d.config_explicit = config_path != NULL;
 	corrald_override(d.cfg, socket_path, state_dir, log_dir);
 	corrald_fd_budget(d.cfg);
 	d.runtime_dir = corrald_runtime_dir();
@@ -568,6 +589,10 @@ main(int argc, char **argv)
 		fatalx("cannot watch the monitor's answers");
 	corrald_add_signals(&d, sigevs);
 	corrald_open_ledger(&d);
+	corrald_check_reloadable(&d);
+	if (daemon_profiles_start(&d) == -1)
+		fatalx("a profile in %s does not load: corrald does not start on it",
+		    d.cfg->profiles_dir);
 	corrald_start_proxy(&d);
 	if (daemon_sandboxes_start(&d) == -1 || metrics_start(&d) == -1)
 		exit(1);

@@ -19,6 +19,7 @@
 #include "broker/metrics.h"
 #include "broker/privsep.h"
 #include "broker/registry.h"
+#include "broker/reload.h"
 #include "broker/sandbox.h"
 #include "broker/shell.h"
 #include "common/log.h"
@@ -32,21 +33,18 @@
 #include "policy/load.h"
 #include "policy/profile.h"
 
-/* Loads the host mode's policy (a file, else a profile), logging every
- * error; NULL when it does not load. */
+/* Loads the host mode's policy (a file, else a profile of those loaded),
+ * logging every error; NULL when it does not load. */
 static struct policy *
 daemon_host_policy_load(const struct daemon *d)
 {
-	const struct config_host_proxy *hp = &d->cfg->host_proxy;
 	struct policy_diags diags;
-	struct policy *p = NULL;
+	struct policy *p;
 	char *message = NULL, *text;
 
 	policy_diags_init(&diags);
-	if (hp->policy != NULL)
-		policy_load_file(hp->policy, &p, &diags);
-	else if (profile_load(d->cfg->profiles_dir, hp->profile != NULL ? hp->profile :
-	    PROFILE_DEFAULT_NAME, &p, &diags, &message) != PROFILE_OK && message != NULL)
+	p = reload_host_policy(d->cfg, d->profiles, &diags, &message);
+	if (p == NULL && message != NULL)
 		log_error("host proxy: %s", message);
 	if (p == NULL && (text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE)) != NULL) {
 		for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n"))
@@ -282,23 +280,6 @@ daemon_host_proxy_start(struct daemon *d)
 	return daemon_host_listeners(d);
 }
 
-void
-daemon_reload(struct daemon *d)
-{
-	struct policy *p;
-
-	if (d->host == NULL)
-		return;
-	if ((p = daemon_host_policy_load(d)) == NULL) {
-		log_error("reload: the host policy did not load; the running one stays");
-		return;
-	}
-	if (proxy_tenant_set_policy(d->host, p, false, NULL) == -1)
-		log_error("reload: out of memory; the running policy stays");
-	else
-		log_info("reload: host policy in force");
-}
-
 struct proxy_tenant *
 daemon_tenant(struct daemon *d, const char *name)
 {
@@ -455,4 +436,7 @@ daemon_shutdown(struct daemon *d)
 	resolver_free(d->resolver);
 	addr_policy_free(d->addrs);
 	ledger_close(d->ledger);
+	profile_set_free(d->profiles);
+	d->profiles = NULL;
+	free(d->reload.error);
 }

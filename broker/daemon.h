@@ -20,6 +20,7 @@ struct config;
 struct event_base;
 struct ledger;
 struct policy;
+struct profile_set;
 struct proxy;
 struct proxy_tenant;
 struct resolver;
@@ -33,8 +34,20 @@ struct daemon_sockets {
 	int host_connect, host_transparent, host_dns_udp, host_dns_tcp;
 };
 
+/* The last reload (SIGHUP or corral reload), for status. */
+struct daemon_reload_state {
+	int64_t at_us;                  /* 0: none since the start */
+	bool ok;
+	char *error;                    /* its first error when it did not take */
+};
+
 struct daemon {
 	struct config *cfg;
+	const char *config_path;        /* what a reload reads again */
+	bool config_explicit;           /* given by --config: it must exist */
+	struct profile_set *profiles;   /* creates take their profile from it */
+	uint64_t profiles_version;      /* 1 at the start, one more each good reload */
+	struct daemon_reload_state reload;
 	struct daemon_sockets socks;
 	struct event_base *base;
 	struct ledger *ledger;
@@ -76,9 +89,9 @@ size_t daemon_reap(struct daemon *d, daemon_reap_fn row, void *row_arg,
 
 /* Starts the host mode's proxy on its loopback address; -1 (logged) on failure. */
 int daemon_host_proxy_start(struct daemon *d);
-/* Reloads every policy that comes from a file (SIGHUP). A file that does
- * not load changes nothing and is logged with its FILE:LINE:COL errors. */
-void daemon_reload(struct daemon *d);
+/* Loads the profiles at the start; -1 (logged, FILE:LINE:COL) when one
+ * does not load: corrald does not start on a broken profile. */
+int daemon_profiles_start(struct daemon *d);
 /* The tenant called NAME, or NULL. */
 struct proxy_tenant *daemon_tenant(struct daemon *d, const char *name);
 /* May the caller UID change or read tenant T? */

@@ -1,8 +1,12 @@
 /* The metrics' HTTP listener: GET /metrics on a loopback address, the
- * Prometheus text format, in the broker's loop (libevent's evhttp). Apart
- * from metrics.c because evhttp's names (HTTP_OK, ...) are the proxy's. */
+ * Prometheus text format, in the broker's loop: one request a connection,
+ * at most METRICS_HTTP_CONNECTIONS_MAX at once, each head whole within
+ * METRICS_HTTP_DEADLINE_S of its accept. */
 #ifndef CORRAL_METRICS_HTTP_H
 #define CORRAL_METRICS_HTTP_H
+
+#define METRICS_HTTP_CONNECTIONS_MAX 16  /* corrald's descriptor budget counts them */
+#define METRICS_HTTP_DEADLINE_S 5
 
 struct event_base;
 struct metrics_http;

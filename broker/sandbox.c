@@ -339,13 +339,16 @@ sandbox_policy_profile(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	const char *name = p->req->profile[0] != '\0' ? p->req->profile : PROFILE_DEFAULT_NAME;
 	struct render_root roots[CORRAL_ROOTS_MAX];
-	struct policy *profile = NULL, *pol = NULL;
+	struct policy *pol = NULL;
 	struct render_spec spec = { .roots = roots, .nroots = p->nroots, .uid = p->uid,
 	    .gid = p->gid, .grants = p->grants, .ngrants = p->ngrants };
 	char *message = NULL;
 	enum render_err e;
 
-	if (profile_load(d->cfg->profiles_dir, name, &profile, NULL, &message) != PROFILE_OK) {
+	/* The profiles corrald loaded last, all good: an edit that does not
+	 * load never reaches a create (a reload keeps the old set). */
+	if ((spec.profile = profile_set_find(d->profiles, d->cfg->profiles_dir, name,
+	    &message)) == NULL) {
 		reason_set(err, "%s", message != NULL ? message : "cannot load the profile");
 		free(message);
 		return NULL;
@@ -354,11 +357,43 @@ sandbox_policy_profile(struct daemon *d, struct sandbox_plan *p, char **err)
 		roots[i].path = p->roots[i].path;
 		roots[i].writable = !p->roots[i].read_only;
 	}
-	spec.profile = profile;
 	if ((e = render_policy(&spec, &pol)) != RENDER_OK)
 		reason_set(err, "cannot render the policy: %s", render_strerror(e));
-	policy_free(profile);
 	return pol;
+}
+
+int
+sandbox_follow_profile(struct daemon *d, struct sandbox *sb, const struct policy *profile,
+    bool close_revoked, size_t *closed, char **err)
+{
+	struct render_root roots[CORRAL_ROOTS_MAX];
+	struct render_grant grants[CORRAL_GRANTS_MAX];
+	struct render_spec spec = { .roots = roots, .nroots = sb->nroots, .uid = sb->uid,
+	    .gid = sb->gid, .grants = grants, .profile = profile };
+	const struct monitor_grants *creds = sb->creds;
+	struct policy *pol = NULL;
+	size_t n = 0;
+	enum render_err e;
+
+	(void)d;
+	for (size_t i = 0; i < sb->nroots && i < CORRAL_ROOTS_MAX; i++)
+		roots[i] = (struct render_root){ .path = sb->roots[i], .writable = sb->writable[i] };
+	/* The hosts the grants added at the create, as sandbox_plan_regrant
+	 * rendered them. */
+	for (size_t i = 0; creds != NULL && i < creds->ngrants && n < CORRAL_GRANTS_MAX; i++)
+		if (creds->grants[i].nhosts > 0)
+			grants[n++] = (struct render_grant){ creds->grants[i].name,
+			    (const char *const *)creds->grants[i].hosts, creds->grants[i].nhosts };
+	spec.ngrants = n;
+	if ((e = render_policy(&spec, &pol)) != RENDER_OK) {
+		reason_set(err, "cannot render the policy: %s", render_strerror(e));
+		return -1;
+	}
+	if (proxy_tenant_set_policy(sb->tenant, pol, close_revoked, closed) == -1) {
+		reason_set(err, "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 /* The lowest /30 of the pool no sandbox uses and whose old veth is gone

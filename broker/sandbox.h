@@ -23,6 +23,7 @@ struct monitor_grants;
 struct daemon;
 struct exec_channel;
 struct exec_stream;
+struct policy;
 struct proxy_tenant;
 
 /* Who asks: from SO_PEERCRED and SO_PEERGROUPS. */
@@ -41,6 +42,7 @@ struct sandbox {
 	uid_t uid;                      /* run_as */
 	gid_t gid;
 	char *profile;                  /* NULL when a policy was given */
+	bool policy_edited;             /* set or updated since: a reload leaves it be */
 	char *session_id;
 	char *agent;
 	char *cwd;
@@ -102,6 +104,11 @@ bool sandbox_visible(const struct sandbox *sb, const struct sandbox_caller *call
 unsigned sandbox_count(const struct daemon *d);
 /* How many creates the monitor is building now. */
 unsigned sandbox_creating_count(const struct daemon *d);
+/* Renders SB's policy again from PROFILE (its roots, run_as and grants
+ * as at its create) and puts it in force; CLOSE_REVOKED closes the
+ * tunnels it refuses (counted into *CLOSED). -1 with *ERR (malloc'd). */
+int sandbox_follow_profile(struct daemon *d, struct sandbox *sb, const struct policy *profile,
+    bool close_revoked, size_t *closed, char **err);
 /* SB as the wire describes it (SandboxInfo), malloc'd for a Response. */
 Corral__SandboxInfo *sandbox_info(const struct daemon *d, const struct sandbox *sb);
 

@@ -34,7 +34,7 @@
 #define SHELL_KILL_JOB_GRACE_S 1        /* after SIGKILL, before the supervisor is killed */
 #define SHELL_KILL_GRACE_S 2            /* after the supervisor is killed, before the run is given up */
 #define SHELL_START_TIMEOUT_S 10        /* a new supervisor says HELLO */
-#define SHELL_PIPES_MAX 256             /* output pipes a sandbox's runs hold open; then the oldest closes */
+#define SHELL_PIPES_MAX 32              /* output pipes a sandbox's runs hold open; then the oldest closes */
 
 struct daemon;
 struct sandbox;

@@ -45,7 +45,7 @@ struct dnsstub;
 struct namemap;
 struct proxy_tenant;
 
-#define DNSSTUB_TCP_CONNS_MAX 64        /* TCP clients at once; more are closed at accept */
+#define DNSSTUB_TCP_CONNS_MAX 16        /* TCP clients at once; more are closed at accept */
 #define DNSSTUB_TCP_IDLE_TIMEOUT_S 10   /* a TCP client with nothing moving is closed */
 #define DNSSTUB_TCP_IN_MAX_BYTES 4096   /* a TCP client's unread queries; a longer one closes it */
 #define DNSSTUB_PENDING_MAX 256         /* queries waiting for the resolver; more get SERVFAIL */

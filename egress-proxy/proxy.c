@@ -552,6 +552,21 @@ proxy_tenant_record_lifecycle(struct proxy_tenant *t, const char *what, const ch
 	return ledger_write(t->proxy->ledger, &rec);
 }
 
+int
+proxy_tenant_record_lifecycle_policy(struct proxy_tenant *t, const char *what,
+    const char *policy)
+{
+	struct ledger_record rec;
+
+	ledger_record_init(&rec, LEDGER_EVENT_LIFECYCLE);
+	rec.sandbox = t->host_mode ? NULL : t->name;
+	rec.session_id = t->session_id;
+	rec.agent = t->agent;
+	rec.policy = policy;
+	rec.reason = what;
+	return ledger_write(t->proxy->ledger, &rec);
+}
+
 unsigned
 proxy_tunnels_open(const struct proxy *p)
 {

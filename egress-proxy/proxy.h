@@ -157,5 +157,9 @@ void proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_ev
  * its reason ("created", "deleted", "memory_limit", "pids_limit"), RUN
  * the run it concerns or NULL. -1 when the ledger refused it. */
 int proxy_tenant_record_lifecycle(struct proxy_tenant *t, const char *what, const char *run);
+/* The same with POLICY ("strict#3": the profile and its version) in
+ * place of a run: the record of a policy put in force by a reload. */
+int proxy_tenant_record_lifecycle_policy(struct proxy_tenant *t, const char *what,
+    const char *policy);
 
 #endif

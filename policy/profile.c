@@ -242,3 +242,73 @@ profile_load(const char *dir, const char *name, struct policy **out,
 	profile_list_clear(&known);
 	return err;
 }
+
+void
+profile_set_free(struct profile_set *set)
+{
+	if (set == NULL)
+		return;
+	for (size_t i = 0; i < set->names.count; i++)
+		policy_free(set->policies[i]);
+	free(set->policies);
+	profile_list_clear(&set->names);
+	free(set);
+}
+
+enum profile_err
+profile_set_load(const char *dir, struct profile_set **out, struct policy_diags *diags,
+    char **message)
+{
+	struct profile_set *set;
+	enum profile_err err;
+	size_t bad = 0;
+
+	*out = NULL;
+	if (message != NULL)
+		*message = NULL;
+	if ((set = calloc(1, sizeof(*set))) == NULL)
+		return PROFILE_ERR_NOMEM;
+	if ((err = profile_list(dir, &set->names)) == PROFILE_ERR_DIR)
+		reason_set(message, "cannot read the profiles folder %s: %s", dir, strerror(errno));
+	if (err == PROFILE_OK && set->names.count > 0 &&
+	    (set->policies = calloc(set->names.count, sizeof(*set->policies))) == NULL)
+		err = PROFILE_ERR_NOMEM;
+	/* Every file is tried, so that one reload shows every error. */
+	for (size_t i = 0; err == PROFILE_OK && i < set->names.count; i++) {
+		char *why = NULL;
+
+		if (profile_load_known(dir, set->names.names[i], &set->policies[i], diags,
+		    &why) != PROFILE_OK && bad++ == 0 && message != NULL)
+			*message = why;
+		else
+			free(why);
+	}
+	if (err == PROFILE_OK && bad > 0)
+		err = PROFILE_ERR_LOAD;
+	if (err != PROFILE_OK) {
+		profile_set_free(set);
+		return err;
+	}
+	*out = set;
+	return PROFILE_OK;
+}
+
+const struct policy *
+profile_set_find(const struct profile_set *set, const char *dir, const char *name,
+    char **message)
+{
+	static const struct profile_list none = { 0 };
+	const char *why;
+
+	if (message != NULL)
+		*message = NULL;
+	if ((why = policy_name_error(name)) != NULL) {
+		profile_bad_name(name, why, message);
+		return NULL;
+	}
+	for (size_t i = 0; set != NULL && i < set->names.count; i++)
+		if (strcmp(set->names.names[i], name) == 0)
+			return set->policies[i];
+	(void)profile_unknown(dir, name, set != NULL ? &set->names : &none, message);
+	return NULL;
+}

@@ -50,4 +50,23 @@ void profile_list_clear(struct profile_list *list);
 enum profile_err profile_load(const char *dir, const char *name, struct policy **out,
     struct policy_diags *diags, char **message);
 
+/* Every profile of a folder, loaded at once (corrald holds one: creates
+ * take their profile from it, and a reload replaces it only whole). */
+struct profile_set {
+	struct profile_list names;      /* sorted */
+	struct policy **policies;       /* one a name */
+};
+
+/* Loads every profile of DIR into *OUT (profile_set_free() it): all of
+ * them, or none. On failure *OUT is NULL, *MESSAGE (when not NULL) a
+ * malloc'd one-line reason, and each loader error, with FILE:LINE:COL,
+ * is appended to DIAGS (which may be NULL). */
+enum profile_err profile_set_load(const char *dir, struct profile_set **out,
+    struct policy_diags *diags, char **message);
+/* Profile NAME of SET, or NULL with *MESSAGE (when not NULL) a malloc'd
+ * one-line reason as profile_load() gives. DIR names the folder in it. */
+const struct policy *profile_set_find(const struct profile_set *set, const char *dir,
+    const char *name, char **message);
+void profile_set_free(struct profile_set *set);
+
 #endif

@@ -11,6 +11,7 @@
 #include "broker/cli/cli.h"
 #include "broker/cli/client.h"
 #include "common/json.h"
+#include "common/visible.h"
 #include "common/timeutil.h"
 
 #define CLI_REASON_MAX_BYTES 512
@@ -47,6 +48,27 @@ cli_status_counter(const Corral__StatusReply *st, const char *name)
 	return 0;
 }
 
+/* "Reload: ..." (the last one, and the profiles' version in force). */
+static void
+cli_status_print_reload(const Corral__StatusReply *st)
+{
+	char when[RFC3339_US_BYTES], error[CLI_REASON_MAX_BYTES];
+
+	if (st->reload_at_us == 0) {
+		printf("Reload: none since the start (profiles version %llu)\n",
+		    (unsigned long long)st->profiles_version);
+		return;
+	}
+	time_format_rfc3339_us(st->reload_at_us, when);
+	if (st->reload_ok)
+		printf("Reload: ok at %s (profiles version %llu)\n", when,
+		    (unsigned long long)st->profiles_version);
+	else
+		printf("Reload: failed at %s, nothing changed (profiles version %llu): %s\n", when,
+		    (unsigned long long)st->profiles_version,
+		    visible_copy(st->reload_error, error, sizeof(error)));
+}
+
 static void
 cli_status_print_text(const Corral__StatusReply *st, int64_t uptime_s)
 {
@@ -61,6 +83,7 @@ cli_status_print_text(const Corral__StatusReply *st, int64_t uptime_s)
 	    (unsigned long long)cli_status_counter(st, "connections_allowed"),
 	    (unsigned long long)cli_status_counter(st, "connections_refused"),
 	    (unsigned long long)cli_status_counter(st, "tunnels_open"));
+	cli_status_print_reload(st);
 	for (size_t i = 0; i < st->n_layers; i++)
 		printf("%s\n", st->layers[i]);
 }
@@ -85,6 +108,13 @@ cli_status_print_json(const Corral__StatusReply *st, int64_t uptime_s)
 	json_kv_bool(j, "ok", st->ledger_ok);
 	json_kv_uint(j, "queued_bytes", st->ledger_queued_bytes);
 	json_kv_uint(j, "refused_records", st->ledger_refused_records);
+	json_object_end(j);
+	json_key(j, "reload");
+	json_object_begin(j);
+	json_kv_int(j, "at_us", st->reload_at_us);
+	json_kv_bool(j, "ok", st->reload_at_us == 0 || st->reload_ok);
+	json_kv_string(j, "error", st->reload_error);
+	json_kv_uint(j, "profiles_version", st->profiles_version);
 	json_object_end(j);
 	json_kv_string(j, "firewall", st->firewall);
 	json_key(j, "layers");
@@ -168,6 +198,45 @@ cli_metrics(struct cli *cli, int argc, char **argv)
 		rc = cli_fail("unexpected answer from corrald");
 	else
 		fputs(resp->metrics->text, stdout);
+	corral__response__free_unpacked(resp, NULL);
+	return rc;
+}
+
+int
+cli_reload(struct cli *cli, int argc, char **argv)
+{
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__Reload reload = CORRAL__RELOAD__INIT;
+	Corral__Response *resp;
+	char shown[CLI_REASON_MAX_BYTES];
+	int rc;
+
+	if (argc == 2 && strcmp(argv[1], "--close-revoked") == 0)
+		reload.close_revoked = true;
+	else if (argc != 1)
+		return cli_usage(cli_find("reload"));
+	req.request_case = CORRAL__REQUEST__REQUEST_RELOAD;
+	req.reload = &reload;
+	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK)
+		return rc;
+	if (resp->response_case != CORRAL__RESPONSE__RESPONSE_RELOAD) {
+		rc = cli_fail("unexpected answer from corrald");
+	} else if (!resp->reload->ok) {
+		for (size_t i = 0; i < resp->reload->n_errors; i++)
+			fprintf(stderr, "%s\n", visible_copy(resp->reload->errors[i], shown,
+			    sizeof(shown)));
+		rc = cli_fail("reload: nothing changed (profiles version %llu stays)",
+		    (unsigned long long)resp->reload->profiles_version);
+	} else {
+		printf("reloaded: profiles version %llu; %u sandbox%s follow%s it; %u tunnel%s "
+		    "closed\n", (unsigned long long)resp->reload->profiles_version,
+		    resp->reload->sandboxes_updated, resp->reload->sandboxes_updated == 1 ? "" : "es",
+		    resp->reload->sandboxes_updated == 1 ? "s" : "", resp->reload->tunnels_closed,
+		    resp->reload->tunnels_closed == 1 ? "" : "s");
+		for (size_t i = 0; i < resp->reload->n_restart_keys; i++)
+			printf("%s changed: it takes effect when corrald starts again\n",
+			    resp->reload->restart_keys[i]);
+	}
 	corral__response__free_unpacked(resp, NULL);
 	return rc;
 }

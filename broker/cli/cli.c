@@ -22,6 +22,8 @@ static const struct cli_cmd cli_table[] = {
 	{ "status", "[--json]", "say whether corrald answers, what it counts, and what the "
 	    "kernel offers", cli_status },
 	{ "metrics", "", "corrald's metrics, in the Prometheus text format (root)", cli_metrics },
+	{ "reload", "[--close-revoked]", "read corrald.yaml and the profiles again (root)",
+	    cli_reload },
 	{ "policy render",
 	    "[--root PATH[:ro]]... [--profile P] [--uid U --gid G] [--grant NAME]...",
 	    "print the policy a sandbox on these roots would get", cli_policy_render },

@@ -46,6 +46,7 @@ const struct cli_cmd *cli_find(const char *name);
 /* The verbs, one file per group. */
 int cli_status(struct cli *cli, int argc, char **argv);
 int cli_metrics(struct cli *cli, int argc, char **argv);
+int cli_reload(struct cli *cli, int argc, char **argv);
 int cli_policy_render(struct cli *cli, int argc, char **argv);
 int cli_policy_check(struct cli *cli, int argc, char **argv);
 int cli_policy_get(struct cli *cli, int argc, char **argv);

@@ -5,6 +5,7 @@
  * time, never through a symlink. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,6 +33,11 @@
 #define MOUNTS_SHM_INODES "nr_inodes=65536"     /* ... and /dev/shm */
 #define MOUNTS_MASK_DIR "d"             /* the masks' stand-ins, in their tmpfs */
 #define MOUNTS_MASK_FILE "f"
+/* How far below a root the credential folders are looked for, and how many
+ * folders of one root are read at most: a root may be a whole home, or a
+ * backup of one, with a keyring a few levels down. */
+#define MOUNTS_MASK_DEPTH 4
+#define MOUNTS_MASK_SCAN_MAX 4096
 
 /* Read-only, and no setuid or device file of the host works through it. */
 #define MOUNTS_RO_ATTRS (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
@@ -60,12 +66,15 @@ static const char *const mounts_masked[] = {
 	NULL
 };
 
-/* Inside every root: where a user's keys, tokens and agents live. Granted
+/* Inside every root, at its top and in its folders down to
+ * MOUNTS_MASK_DEPTH: where a user's keys, tokens and agents live. Granted
  * credentials are copies in HOME, so masking these never hides a grant. */
 static const char *const mounts_masked_in_roots[] = {
 	".gnupg", ".ssh", ".aws", ".docker", ".kube", ".password-store",
 	".local/share/keyrings", ".config/gh", NULL
 };
+/* Folders not searched below: large, and never a home's. */
+static const char *const mounts_mask_skipped[] = { ".git", "node_modules", NULL };
 
 static const char *const mounts_dev_links[][2] = {
 	{ "ptmx", "pts/ptmx" },
@@ -593,6 +602,83 @@ mounts_mask(struct mounts_ctx *c, struct mounts_masker *m, const char *rel)
 	return rc;
 }
 
+/* True when NAME is one of LIST. */
+static bool
+mounts_name_in(const char *name, const char *const *list)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(name, *list) == 0)
+			return true;
+	return false;
+}
+
+/* Masks what of mounts_masked_in_roots the entry NAME of the folder REL
+ * is or holds; true when it is one (it is not searched further). */
+static bool
+mounts_mask_entry(struct mounts_ctx *c, struct mounts_masker *m, const char *rel,
+    const char *name, int *rc)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(name);
+
+	for (const char *const *n = mounts_masked_in_roots; *rc == 0 && *n != NULL; n++) {
+		/* ".gnupg" is the entry; ".config/gh" is below the entry ".config". */
+		if (strncmp(*n, name, len) != 0 || ((*n)[len] != '\0' && (*n)[len] != '/'))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", rel, *n) < (int)sizeof(path))
+			*rc = mounts_mask(c, m, path);
+		if ((*n)[len] == '\0')
+			return true;
+	}
+	return false;
+}
+
+/* Masks the credential folders in the folder REL (a root, or DEPTH
+ * below one; REL is a PATH_MAX buffer, given back as it came) and in its
+ * folders on the same file system, reading at most *LEFT folders in all.
+ * No symlink is followed. */
+static int
+mounts_mask_tree(struct mounts_ctx *c, struct mounts_masker *m, char *rel, unsigned depth,
+    unsigned *left)
+{
+	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH };
+	size_t len = strlen(rel);
+	struct stat top, st;
+	struct dirent *e;
+	int fd, rc = 0;
+	DIR *dir;
+
+	if (*left == 0)
+		return 0;
+	(*left)--;
+	if ((fd = (int)syscall(SYS_openat2, c->root, rel, &how, sizeof(how))) == -1)
+		return 0;       /* gone, or not a folder: nothing to mask in it */
+	if (fstat(fd, &top) == -1 || (dir = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (rc == 0 && (e = readdir(dir)) != NULL) {
+		if (e->d_name[0] == '.' && (e->d_name[1] == '\0' ||
+		    (e->d_name[1] == '.' && e->d_name[2] == '\0')))
+			continue;
+		if (mounts_mask_entry(c, m, rel, e->d_name, &rc) || depth + 1 >= MOUNTS_MASK_DEPTH ||
+		    mounts_name_in(e->d_name, mounts_mask_skipped) ||
+		    (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+			continue;
+		/* Another file system below is another root's, or not the user's. */
+		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
+		    !S_ISDIR(st.st_mode) || st.st_dev != top.st_dev ||
+		    len + 1 + strlen(e->d_name) >= PATH_MAX)
+			continue;
+		snprintf(rel + len, PATH_MAX - len, "/%s", e->d_name);
+		rc = mounts_mask_tree(c, m, rel, depth + 1, left);
+		rel[len] = '\0';
+	}
+	closedir(dir);
+	return rc;
+}
+
 /* Masks what the host's /proc and /etc hold of the host (its boot line,
  * kernel symbols and memory maps; corrald's own files, password hashes,
  * host keys) and, in every root, the folders that hold a user's
@@ -609,10 +695,12 @@ mounts_masks(struct mounts_ctx *c, const struct initproto_spec *s)
 	rc = 0;
 	for (const char *const *p = mounts_masked; rc == 0 && *p != NULL; p++)
 		rc = mounts_mask(c, &m, *p);
-	for (size_t i = 0; rc == 0 && i < s->n_roots; i++)
-		for (const char *const *n = mounts_masked_in_roots; rc == 0 && *n != NULL; n++)
-			rc = snprintf(rel, sizeof(rel), "%s/%s", s->root_path[i] + 1, *n) >=
-			    (int)sizeof(rel) ? 0 : mounts_mask(c, &m, rel);
+	for (size_t i = 0; rc == 0 && i < s->n_roots; i++) {
+		unsigned left = MOUNTS_MASK_SCAN_MAX;
+
+		snprintf(rel, sizeof(rel), "%s", s->root_path[i] + 1);
+		rc = mounts_mask_tree(c, &m, rel, 0, &left);
+	}
 	close(m.fs);
 	return rc;
 }

@@ -129,5 +129,53 @@ check_contains "status in text names the ledger" "$(corral status)" "Ledger: ok"
 out=$(tb_exec_host "$top_builddir/corral" --socket "$TB_DIR/none.sock" status --json)
 check_contains "status --json without a daemon says so as JSON" "$out" \
 	"{\"status\":\"disconnected\",\"reason\":\"no socket at $TB_DIR/none.sock"
+# The port is open to every local user: held connections and a request
+# sent a byte at a time must not take the broker's descriptors.
+out=$(tb_exec_host setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" - "$mport" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held, closed = [], 0
+for i in range(40):
+    s = socket.create_connection(("127.0.0.1", port), timeout=2)
+    held.append(s)
+time.sleep(0.5)
+for s in held:
+    s.settimeout(0.05)
+    try:
+        if s.recv(1) == b"":
+            closed += 1
+    except socket.timeout:
+        pass
+    except OSError:
+        closed += 1
+# One byte every second: the deadline runs from the accept all the same.
+for s in held:
+    s.close()
+t = socket.create_connection(("127.0.0.1", port), timeout=2)
+start, ended = time.time(), None
+t.settimeout(1.2)
+while time.time() - start < 12:
+    try:
+        t.send(b"G")
+        if t.recv(1) == b"":
+            ended = time.time() - start
+            break
+    except socket.timeout:
+        continue
+    except OSError:
+        ended = time.time() - start
+        break
+print(closed, "none" if ended is None else int(ended))
+PY
+)
+closed=${out% *}
+ended=${out#* }
+check "past 16 at once, held connections are closed at accept ($closed of 40)" \
+	[ "${closed:-0}" -ge 24 ]
+check "a head sent a byte at a time is cut at the deadline (after ${ended}s)" \
+	[ "$ended" != none ] && [ "$ended" -le 7 ]
+scrape "$TB_DIR/again"
+check "and the listener still answers" grep -q '^corral_' "$TB_DIR/again"
+
 corral sandbox delete m1 >/dev/null
 tap_done

@@ -156,5 +156,19 @@ check_eq "so does a nameless file (O_TMPFILE) in /tmp: a file, on a read-write p
 out=$(probe copy /etc); rc=$?
 [ "$rc" -ne 0 ]; tap_result $? "a read-only folder (/etc) takes no copy to run (exit $rc)"
 
+# A command that never reads its stdin holds its client back, not the
+# broker's memory: 256 MiB sent at it leave the broker's RSS within 64 MiB.
+rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$(tb_pid corrald)/status"; }
+before=$(rss_kib)
+tb_exec_host sh -c "head -c 268435456 /dev/zero | \"$top_builddir/corral\" \
+	--socket \"$TB_DIR/corrald.sock\" exec x1 -- sleep 8" >/dev/null 2>&1 &
+flood=$!
+sleep 4
+after=$(rss_kib)
+check "stdin nobody reads is not buffered by the broker (RSS $before kB, then $after kB)" \
+	[ $((after - before)) -lt 65536 ]
+wait "$flood"
+check_eq "and the stream still ends with its command" ok "$(corral exec x1 -- echo ok)"
+
 corral sandbox delete x1 >/dev/null
 tap_done

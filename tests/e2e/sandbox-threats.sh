@@ -147,6 +147,15 @@ elapsed_under() {
 	echo "$2" | awk -v lim="$1" -F: '$1 == "elapsed" { e = $2 } END { exit !(e != "" && e < lim) }'
 }
 
+# Keys a root holds below its top: a home's backup two levels down, and
+# cloud credentials four levels down; a note beside them stays readable.
+mkdir -p "$ws/old/home2/.gnupg/private-keys-v1.d" "$ws/a/b/c/.aws" "$ws/.ssh"
+echo gpg-secret >"$ws/old/home2/.gnupg/private-keys-v1.d/A.key"
+echo aws-secret >"$ws/a/b/c/.aws/credentials"
+echo ssh-secret >"$ws/.ssh/id_ed25519"
+echo a-note >"$ws/old/home2/notes.txt"
+chown -R 1000:1000 "$ws/old" "$ws/a" "$ws/.ssh"
+
 corral sandbox create --root "$ws" --root "$roroot:ro" --name ta >/dev/null ||
 	{ echo "Bail out! cannot create sandbox ta"; exit 1; }
 corral sandbox create --root "$ws" --name tb >/dev/null ||
@@ -155,6 +164,15 @@ corral policy update tb --add-endpoint example.com:443 >/dev/null
 gwa=$(gateway_of ta)
 gwb=$(gateway_of tb)
 addr_b=$(echo "$gwb" | awk -F. '{ printf "%s.%s.%s.%d", $1, $2, $3, $4 + 1 }')
+
+# --- Credential folders inside a root are masked, at its top and below.
+for f in .ssh/id_ed25519 old/home2/.gnupg/private-keys-v1.d/A.key a/b/c/.aws/credentials; do
+	out=$(inside cat "$ws/$f" 2>&1)
+	check_lacks "$f is masked inside" "$out" "secret"
+done
+check_eq "a file beside a masked folder is readable" a-note "$(inside cat "$ws/old/home2/notes.txt")"
+check_eq "and the host's copy is untouched" gpg-secret \
+	"$(cat "$ws/old/home2/.gnupg/private-keys-v1.d/A.key")"
 
 # --- Nested namespaces and the mount family.
 inside unshare -U true >/dev/null 2>&1

@@ -318,6 +318,50 @@ test_broken_profile_gives_the_loaders_errors(void **state)
 }
 
 static void
+test_profile_set_holds_every_profile(void **state)
+{
+	struct profile_set *set = NULL;
+	char *message = NULL;
+
+	assert_int_equal(profile_set_load(profiles_dir, &set, NULL, &message), PROFILE_OK);
+	assert_null(message);
+	assert_int_equal(set->names.count, 2);
+	assert_non_null(profile_set_find(set, profiles_dir, "strict", NULL));
+	assert_non_null(profile_set_find(set, profiles_dir, "standard", NULL));
+	assert_null(profile_set_find(set, profiles_dir, "wide-open", &message));
+	assert_string_equal(message, "unknown profile 'wide-open' (known: standard, strict)");
+	free(message);
+	assert_null(profile_set_find(set, profiles_dir, "../strict", &message));
+	assert_non_null(strstr(message, "invalid profile name"));
+	free(message);
+	profile_set_free(set);
+}
+
+static void
+test_profile_set_is_all_or_nothing(void **state)
+{
+	struct policy_diags diags;
+	struct profile_set *set = NULL;
+	char dir[64], *message = NULL;
+
+	make_dir_with(dir, sizeof(dir), "broken.yaml",
+	    "version: 1\nnetwork_policies:\n  x:\n    endpoints: [{host: a.example.com, port: 70000}]\n"
+	    "    binaries: [{path: /usr/bin/curl}]\n");
+	policy_diags_init(&diags);
+	assert_int_equal(profile_set_load(dir, &set, &diags, &message), PROFILE_ERR_LOAD);
+	assert_null(set);
+	assert_non_null(strstr(message, "profile 'broken'"));
+	assert_true(diags.count > 0 && diags.items[0].line == 4);
+	policy_diags_clear(&diags);
+	free(message);
+	remove_dir_with(dir, "broken.yaml");
+	assert_int_equal(profile_set_load("/nonexistent/corral/profiles", &set, NULL, &message),
+	    PROFILE_ERR_DIR);
+	assert_null(set);
+	free(message);
+}
+
+static void
 test_empty_folder_says_it_has_no_profiles(void **state)
 {
 	struct policy *p = NULL;
@@ -355,6 +399,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strict_reaches_code_hosts_and_registries),
+		cmocka_unit_test(test_profile_set_holds_every_profile),
+		cmocka_unit_test(test_profile_set_is_all_or_nothing),
 		cmocka_unit_test(test_tavily_is_in_standard_not_strict),
 		cmocka_unit_test(test_strict_has_exactly_the_documented_hosts),
 		cmocka_unit_test(test_standard_has_exactly_the_documented_hosts),

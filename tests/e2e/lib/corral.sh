@@ -14,7 +14,7 @@ corral_config() {
 		echo "socket: $TB_DIR/corrald.sock"
 		echo "state_dir: $TB_DIR/state"
 		echo "log_dir: $TB_DIR/log"
-		echo "profiles_dir: $top_srcdir/conf/profiles"
+		echo "profiles_dir: ${CORRAL_PROFILES_DIR_TEST:-$top_srcdir/conf/profiles}"
 		echo "dns:"
 		echo "  upstream: [\"$TB_DNS_ADDR\"]"
 		echo "egress:"
