@@ -59,7 +59,7 @@ static const char *const mounts_masked[] = {
 	"proc/ioports", "proc/vmallocinfo", "proc/slabinfo", "proc/pagetypeinfo",
 	"proc/kpagecount", "proc/kpageflags", "proc/kpagecgroup", "proc/latency_stats",
 	"proc/acpi", "proc/scsi", "proc/driver",
-	"etc/corral", "etc/shadow", "etc/gshadow", "etc/shadow-", "etc/gshadow-",
+	"etc/corral", "etc/netns", "etc/shadow", "etc/gshadow", "etc/shadow-", "etc/gshadow-",
 	"etc/sudoers", "etc/sudoers.d", "etc/ssl/private", "etc/security/opasswd",
 	"etc/ssh/ssh_host_rsa_key", "etc/ssh/ssh_host_ecdsa_key", "etc/ssh/ssh_host_ed25519_key",
 	"etc/ssh/ssh_host_dsa_key",

@@ -170,6 +170,8 @@ for f in .ssh/id_ed25519 old/home2/.gnupg/private-keys-v1.d/A.key a/b/c/.aws/cre
 	out=$(inside cat "$ws/$f" 2>&1)
 	check_lacks "$f is masked inside" "$out" "secret"
 done
+check_eq "the host's network namespace folders are not shown" "" \
+	"$(inside sh -c 'ls -A /etc/netns 2>/dev/null')"
 check_eq "a file beside a masked folder is readable" a-note "$(inside cat "$ws/old/home2/notes.txt")"
 check_eq "and the host's copy is untouched" gpg-secret \
 	"$(cat "$ws/old/home2/.gnupg/private-keys-v1.d/A.key")"
