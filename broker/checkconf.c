@@ -1,7 +1,9 @@
 /* corrald --check-config. See checkconf.h. */
 #include "config.h"
 
+#include <grp.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "broker/checkconf.h"
@@ -68,13 +70,25 @@ checkconf_host_policy(const struct config *cfg, struct policy_diags *diags, FILE
 	return rc;
 }
 
+/* The accounts the file names exist here, as a start needs them. */
+static int
+checkconf_accounts(const struct config *cfg, FILE *err)
+{
+	if (cfg->ledger_group != NULL && getgrnam(cfg->ledger_group) == NULL) {
+		fprintf(err, "ledger_group: '%s' is not a group of this machine\n",
+		    cfg->ledger_group);
+		return -1;
+	}
+	return 0;
+}
+
 int
 checkconf_run(const char *path, FILE *out, FILE *err)
 {
 	const char *name = path != NULL ? path : CONFIG_PATH_DEFAULT;
 	struct policy_diags diags;
 	struct config *cfg = NULL;
-	int profiles = -1, host = -1;
+	int profiles = -1, host = -1, accounts = -1;
 	char *text;
 	bool ok;
 
@@ -82,12 +96,13 @@ checkconf_run(const char *path, FILE *out, FILE *err)
 	if (config_load(name, path != NULL, &cfg, &diags) == 0) {
 		profiles = checkconf_profiles(cfg, &diags, err);
 		host = checkconf_host_policy(cfg, &diags, err);
+		accounts = checkconf_accounts(cfg, err);
 	}
 	if (diags.count > 0 && (text = policy_diags_format(&diags, POLICY_DIAG_ONE_LINE)) != NULL) {
 		fputs(text, err);
 		free(text);
 	}
-	ok = cfg != NULL && diags.count == 0 && profiles >= 0 && host == 0;
+	ok = cfg != NULL && diags.count == 0 && profiles >= 0 && host == 0 && accounts == 0;
 	if (ok)
 		fprintf(out, "%s: configuration ok, %d profile%s in %s\n", name, profiles,
 		    profiles == 1 ? "" : "s", cfg->profiles_dir);

@@ -72,6 +72,7 @@ struct config {
 	char *profiles_dir;
 	char *machine_id;
 	char *user;                     /* the broker's account (default corral) */
+	char *ledger_group;             /* a group that may read the ledger, or NULL */
 	unsigned max_sandboxes;
 	unsigned max_sandboxes_per_user;        /* a non-root user's; root is never held to it */
 	struct limits_conf limits;              /* each sandbox's defaults and maximum */

@@ -106,7 +106,7 @@ struct raw_credential {
 
 struct raw_config {
 	const struct yamltree_node *root, *socket, *state_dir, *log_dir, *profiles_dir;
-	const struct yamltree_node *machine_id, *max_sandboxes, *user;
+	const struct yamltree_node *machine_id, *max_sandboxes, *user, *ledger_group;
 	const struct yamltree_node *network, *pool, *dns, *upstream;
 	const struct yamltree_node *egress, *allow_cidrs, *connect_timeout, *idle_timeout;
 	const struct yamltree_node *tunnels_per_sandbox, *handshake_timeout, *header_max, *tunnels;
@@ -132,6 +132,7 @@ static const struct yamltree_field config_top_fields[] = {
 	{ "max_sandboxes", YAMLTREE_SCALAR, RAW(max_sandboxes), false, NULL },
 	{ "max_sandboxes_per_user", YAMLTREE_SCALAR, RAW(per_user), false, NULL },
 	{ "user", YAMLTREE_SCALAR, RAW(user), false, NULL },
+	{ "ledger_group", YAMLTREE_SCALAR, RAW(ledger_group), false, NULL },
 	{ "limits", YAMLTREE_MAPPING, RAW(limits), true, NULL },
 	{ "shares", YAMLTREE_MAPPING, RAW(shares), true, NULL },
 	{ "network", YAMLTREE_MAPPING, RAW(network), true, NULL },
@@ -437,9 +438,11 @@ config_machine_id(struct yamltree_ctx *ctx, const struct yamltree_node *n, struc
 	config_set(ctx, &cfg->machine_id, n->text);
 }
 
-/* The broker's user: a plain account name, looked up when corrald starts. */
+/* The broker's user or the ledger's group (KEY): a plain account name,
+ * looked up when corrald starts. */
 static void
-config_user(struct yamltree_ctx *ctx, const struct yamltree_node *n, struct config *cfg)
+config_account(struct yamltree_ctx *ctx, const struct yamltree_node *n, const char *key,
+    char **out)
 {
 	struct yamltree_quoted q;
 	size_t i;
@@ -449,12 +452,12 @@ config_user(struct yamltree_ctx *ctx, const struct yamltree_node *n, struct conf
 	for (i = 0; i < n->len && (config_id_char(n->text[i]) && n->text[i] != '.'); i++)
 		;
 	if (n->len == 0 || n->len > CONFIG_USER_MAX_BYTES || i < n->len || n->text[0] == '-') {
-		yamltree_error_at(ctx, n, "user '%s' must be an account name: 1-%d letters, digits, "
-		    "'_' or '-', not starting with '-'", yamltree_quote(n->text, &q),
+		yamltree_error_at(ctx, n, "%s '%s' must be an account name: 1-%d letters, digits, "
+		    "'_' or '-', not starting with '-'", key, yamltree_quote(n->text, &q),
 		    CONFIG_USER_MAX_BYTES);
 		return;
 	}
-	config_set(ctx, &cfg->user, n->text);
+	config_set(ctx, out, n->text);
 }
 
 /* ---- pass 3: addresses ---- */
@@ -1051,7 +1054,8 @@ config_validate(struct yamltree_ctx *ctx, const struct raw_config *raw, struct c
 
 	config_paths_all(ctx, raw, cfg);
 	config_machine_id(ctx, raw->machine_id, cfg);
-	config_user(ctx, raw->user, cfg);
+	config_account(ctx, raw->user, "user", &cfg->user);
+	config_account(ctx, raw->ledger_group, "ledger_group", &cfg->ledger_group);
 	config_numbers_all(ctx, raw, cfg);
 	before = ctx->nerrors;
 	config_pool(ctx, raw->pool, cfg);
@@ -1123,6 +1127,7 @@ config_free(struct config *c)
 	free(c->log_dir);
 	free(c->profiles_dir);
 	free(c->machine_id);
+	free(c->ledger_group);
 	free(c->user);
 	config_strings_free(c->dns_upstream, c->ndns_upstream);
 	free(c->allow_cidrs);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -284,6 +285,23 @@ corrald_lock(const char *state_dir)
 	return fd;
 }
 
+/* With ledger_group, the log folder is that group's to read: set-group-ID,
+ * so that every file made in it later (the ledger after a rotation, the
+ * rotated copies) is the group's too, and the ledger 0640. */
+static void
+corrald_give_ledger(const struct config *cfg, uid_t uid)
+{
+	const struct group *gr = getgrnam(cfg->ledger_group);
+	char path[4096];
+
+	if (gr == NULL)
+		fatalx("ledger_group '%s' is not a group of this machine", cfg->ledger_group);
+	corrald_give(cfg->log_dir, uid, gr->gr_gid, 02750);
+	if (snprintf(path, sizeof(path), "%s/%s", cfg->log_dir, LEDGER_FILE_NAME) <
+	    (int)sizeof(path))
+		corrald_give(path, uid, gr->gr_gid, 0640);
+}
+
 /* The state and log folders, made and given to the broker's user. */
 static void
 corrald_folders(const struct config *cfg, uid_t uid, gid_t gid)
@@ -297,7 +315,11 @@ corrald_folders(const struct config *cfg, uid_t uid, gid_t gid)
 	if (corrald_mkdirs(cfg->log_dir) == -1)
 		fatal("cannot create the log folder %s", cfg->log_dir);
 	corrald_give_all(cfg->state_dir, state, uid, gid, 0711);
-	corrald_give_all(cfg->log_dir, logs, uid, gid, 0750);
+	if (cfg->ledger_group == NULL) {
+		corrald_give_all(cfg->log_dir, logs, uid, gid, 0750);
+		return;
+	}
+	corrald_give_ledger(cfg, uid);
 }
 
 /* Root's part of the start: the folders, the sockets that need binding,

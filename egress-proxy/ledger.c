@@ -14,6 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -499,10 +502,23 @@ ledger_reopen(struct ledger *l)
 	pthread_mutex_unlock(&l->mu);
 }
 
+/* Opens PATH to append. In a set-group-ID folder (corrald.yaml's
+ * ledger_group) the file is made readable by the folder's group whatever
+ * the umask: that group is the auditors'. */
 static int
 ledger_open_file(const char *path)
 {
-	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, LEDGER_FILE_MODE);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, LEDGER_FILE_MODE);
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (fd == -1 || slash == NULL || (size_t)(slash - path) >= sizeof(dir))
+		return fd;
+	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (stat(dir, &st) == 0 && (st.st_mode & S_ISGID) != 0)
+		(void)fchmod(fd, LEDGER_FILE_MODE);
+	return fd;
 }
 
 /* Whether the writer has anything to do; with the mutex held. */

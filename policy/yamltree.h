@@ -20,7 +20,7 @@
 #include "policy/diag.h"
 
 #define YAMLTREE_DEPTH_MAX 32           /* nested lists and mappings any document may allow */
-#define YAMLTREE_FIELDS_MAX 16          /* keys in one mapping's table */
+#define YAMLTREE_FIELDS_MAX 24          /* keys in one mapping's table */
 #define YAMLTREE_QUOTE_MAX_BYTES 64     /* of a user's text shown in a message */
 
 enum yamltree_type {

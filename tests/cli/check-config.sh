@@ -48,6 +48,13 @@ printf 'profiles_dir: %s\nhost_proxy:\n  listen: 127.0.0.1:3128\n  profile: nosu
 check_eq "host mode naming a missing profile exits 1" 1 "$rc"
 check_contains "and says which" "$(cat "$tmp/err")" "unknown profile 'nosuch'"
 
+printf 'profiles_dir: %s\nledger_group: nosuch-corral-group\n' "$tmp/profiles" >"$tmp/group.yaml"
+"$corrald" --check-config "$tmp/group.yaml" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check_eq "a ledger_group that is no group here exits 1" 1 "$rc"
+check_contains "and names it" "$(cat "$tmp/err")" "ledger_group: 'nosuch-corral-group' is not a group"
+printf 'profiles_dir: %s\nledger_group: root\n' "$tmp/profiles" >"$tmp/group.yaml"
+check_eq "one that is passes" 0 "$("$corrald" --check-config "$tmp/group.yaml" >/dev/null 2>&1; echo $?)"
+
 "$corrald" --check-config "$tmp/missing.yaml" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check_eq "a missing file named exits 1" 1 "$rc"
 check_contains "and is named" "$(cat "$tmp/err")" "$tmp/missing.yaml"

@@ -487,6 +487,9 @@ test_bad_limit_values_are_refused_with_their_place(void **state)
 	    "shares.connections 0 is out of range");
 	assert_one_error_then_reset("shares: {streams: 10001}\n", 1, 19,
 	    "shares.streams 10001 is out of range");
+	assert_one_error_then_reset("ledger_group: -adm\n", 1, 15,
+	    "ledger_group '-adm' must be an account name: 1-32 letters, digits, '_' or '-', "
+	    "not starting with '-'");
 	assert_one_error_then_reset("limits: {swap: 1G}\n", 1, 10, "unknown key 'swap' in limits");
 }
 
@@ -496,7 +499,7 @@ test_unknown_key_lists_accepted_keys(void **state)
 	(void)state;
 	assert_one_error("socket: /run/c.sock\nsokcet: /run/d.sock\n", 2, 1,
 	    "unknown key 'sokcet' in the configuration (expected socket, state_dir, log_dir, "
-	    "profiles_dir, machine_id, max_sandboxes, max_sandboxes_per_user, user, limits, "
+	    "profiles_dir, machine_id, max_sandboxes, max_sandboxes_per_user, user, ledger_group, limits, "
 	    "shares, network, dns, egress, credentials, host_proxy, metrics)");
 }
 
