@@ -170,6 +170,52 @@ cli_run_parse(int argc, char **argv, Corral__RunStart *req, bool *json, char *te
 }
 
 /* Tells the daemon it may forget run ID (best effort). */
+/* When corrald started, as it says, or 0 when it does not answer. */
+static int64_t
+cli_run_daemon_start(const struct cli *cli)
+{
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__Status status = CORRAL__STATUS__INIT;
+	Corral__Response *resp = NULL;
+	char why[CLI_RUN_WHY_BYTES];
+	int64_t started = 0;
+	int fd;
+
+	if ((fd = client_connect(cli->socket_path, why, sizeof(why))) == -1)
+		return 0;
+	req.request_case = CORRAL__REQUEST__REQUEST_STATUS;
+	req.status = &status;
+	if (client_call(fd, &req, &resp, why, sizeof(why)) == 0 &&
+	    resp->response_case == CORRAL__RESPONSE__RESPONSE_STATUS)
+		started = resp->status->started_at_us;
+	if (resp != NULL)
+		corral__response__free_unpacked(resp, NULL);
+	close(fd);
+	return started;
+}
+
+/* The connection went while run ID ran (started at STARTED_US): says
+ * whether the run can go on, as corrald now tells. A run lives in its
+ * sandbox, and no sandbox outlives corrald. */
+static int
+cli_run_lost(const struct cli *cli, const char *why, const char *id, int64_t started_us)
+{
+	char when[RFC3339_US_BYTES];
+	int64_t daemon_start = cli_run_daemon_start(cli);
+
+	if (daemon_start == 0)
+		return cli_fail("%s, and corrald no longer answers on %s: run '%s' ended with "
+		    "its sandbox (a restarted corrald keeps no sandbox and no run)", why,
+		    cli->socket_path, id);
+	if (daemon_start > started_us) {
+		time_format_rfc3339_us(daemon_start, when);
+		return cli_fail("%s: corrald restarted at %s, and run '%s' ended with its "
+		    "sandbox", why, when, id);
+	}
+	return cli_fail("%s (corrald still runs, and so does run '%s': `corral run --id %s` with "
+	    "the same command resumes it)", why, id, id);
+}
+
 static void
 cli_run_ack(const struct cli *cli, const char *sandbox, const char *id)
 {
@@ -195,6 +241,7 @@ cli_run(struct cli *cli, int argc, char **argv)
 	struct cli_run c = { 0 };
 	char why[CLI_RUN_WHY_BYTES], id[CLI_RUN_ID_BYTES], *text = malloc(CLI_RUN_TEXT_MAX_BYTES);
 	bool own_id;
+	int64_t started_us;
 	int fd = -1, rc;
 
 	if (text == NULL)
@@ -213,6 +260,7 @@ cli_run(struct cli *cli, int argc, char **argv)
 	}
 	req.request_case = CORRAL__REQUEST__REQUEST_RUN_START;
 	req.run_start = &start;
+	started_us = time_now_us();
 	switch (client_run(fd, &req, cli_run_output, &c, &result, why, sizeof(why))) {
 	case CLIENT_RUN_RESULT:
 		if (c.json)
@@ -222,8 +270,7 @@ cli_run(struct cli *cli, int argc, char **argv)
 			cli_run_ack(cli, start.sandbox, start.request_id);
 		break;
 	case CLIENT_RUN_LOST:
-		rc = cli_fail("%s (run '%s' goes on: `corral run --id %s` with the same command "
-		    "resumes it)", why, start.request_id, start.request_id);
+		rc = cli_run_lost(cli, why, start.request_id, started_us);
 		break;
 	case CLIENT_RUN_STOPPED:
 		rc = cli_fail("%s (run '%s' goes on)", c.stop_why, start.request_id);

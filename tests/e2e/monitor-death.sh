@@ -7,7 +7,8 @@
 # again on the same state folder.
 # Expects: every process of the sandbox gone within seconds; the broker
 # exits with status 3; a client is told the daemon is not there (never
-# "ready" or "deleted"); the next start reaps the sandbox's cgroups and
+# "ready" or "deleted"), and the client of a run in flight that the run
+# ended with it; the next start reaps the sandbox's cgroups and
 # home, and lists no sandbox.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
@@ -55,6 +56,10 @@ check "the sandbox has a cgroup" test -n "$cg"
 home="$TB_DIR/state/sandboxes/md1/home"
 check "the sandbox has a home" test -d "$home"
 
+# A run in flight as the daemon goes: its client must not say it goes on.
+corral run md1 --id inflight -- 'sleep 30' >/dev/null 2>"$TB_DIR/run.err" &
+runner=$!
+sleep 1
 kill -KILL "$monitor"
 no_sleepers() { ! sleepers; }
 wait_until no_sleepers
@@ -66,6 +71,11 @@ log=$(cat "$(tb_log corrald)")
 check_contains "it says why" "$log" "the monitor is gone: ending every sandbox"
 wait "$broker"
 check_eq "with status 3" 3 "$?"
+wait "$runner"
+check_eq "the client of the run in flight exits 1" 1 "$?"
+check_contains "saying the run ended with the daemon" "$(cat "$TB_DIR/run.err")" \
+	"corrald no longer answers"
+check_lacks "never that it goes on" "$(cat "$TB_DIR/run.err")" "goes on"
 
 out=$(corral sandbox list 2>&1)
 rc=$?
