@@ -21,6 +21,7 @@
 #include "common/frame.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "egress-proxy/proxy.h"
 
 #define EXEC_CLIENT_BUFFER_MAX_BYTES (1024 * 1024)     /* output queued for a slow client */
 /* stdin queued for a command that does not read it: past it the client's
@@ -390,6 +391,9 @@ exec_stream_on_timer(evutil_socket_t fd, short what, void *arg)
 		exec_stream_maybe_finish(st);
 		return;
 	}
+	/* Why the command died, for the auditor; it dies whatever the ledger says. */
+	if (!st->killing && st->sb != NULL && st->sb->tenant != NULL)
+		(void)proxy_tenant_record_lifecycle(st->sb->tenant, "exec_timeout", NULL);
 	exec_kill(st->proc, st->killing ? SIGKILL : SIGTERM);
 	st->killing = true;
 	evtimer_add(st->timer, &grace);

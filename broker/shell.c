@@ -25,6 +25,7 @@
 #include "common/seqmsg.h"
 #include "common/shellwire.h"
 #include "common/xmalloc.h"
+#include "egress-proxy/proxy.h"
 
 #define SHELL_READ_CHUNK_BYTES (64 * 1024)      /* one read of an output pipe */
 #define SHELL_READS_PER_EVENT 16                /* then the loop serves others */
@@ -952,6 +953,18 @@ shell_give_up(struct shell *sh)
 	shell_pump(sh);
 }
 
+/* A lifecycle record of SH's sandbox about run R (corral-ledger(5)):
+ * WHAT is run_timeout or run_interrupted. The run goes on ending whether
+ * the ledger takes it or not: the record says why, it decides nothing. */
+static void
+shell_record(struct shell *sh, const struct run *r, const char *what)
+{
+	struct shell_host *h = sh->host;
+
+	if (r != NULL && shell_host_valid(h) && h->sb->tenant != NULL)
+		(void)proxy_tenant_record_lifecycle(h->sb->tenant, what, r->id);
+}
+
 /* The run timeout, a step of the interrupt, or a start that never answered. */
 static void
 shell_on_timer(evutil_socket_t fd, short what, void *arg)
@@ -968,6 +981,7 @@ shell_on_timer(evutil_socket_t fd, short what, void *arg)
 	switch (sh->stage) {
 	case SHELL_STAGE_NONE:
 		sh->timed_out = true;
+		shell_record(sh, sh->run, "run_timeout");
 		shell_signal_run(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);
 		break;
 	case SHELL_STAGE_SIGINT:
@@ -1048,6 +1062,7 @@ shell_interrupt(struct shell_host *h, struct run *r)
 
 	if (sh == NULL || r->state == RUN_DONE)
 		return;
+	shell_record(sh, r, "run_interrupted");
 	if (sh->run == r) {
 		if (sh->stage == SHELL_STAGE_NONE)
 			shell_signal_run(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);

@@ -156,6 +156,12 @@ check_eq "so does a nameless file (O_TMPFILE) in /tmp: a file, on a read-write p
 out=$(probe copy /etc); rc=$?
 [ "$rc" -ne 0 ]; tap_result $? "a read-only folder (/etc) takes no copy to run (exit $rc)"
 
+corral exec x1 --timeout 1 -- sleep 10 >/dev/null 2>&1
+check_eq "an exec past its timeout is ended (SIGTERM: 143)" 143 "$?"
+sleep 0.2
+check "and the ledger says why (exec_timeout)" corral_ledger_has \
+	event=lifecycle sandbox=x1 reason=exec_timeout
+
 # A command that never reads its stdin holds its client back, not the
 # broker's memory: 256 MiB sent at it leave the broker's RSS within 64 MiB.
 rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$(tb_pid corrald)/status"; }

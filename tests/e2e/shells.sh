@@ -88,13 +88,15 @@ check_eq "an id reused for another command is refused" 1 "$rc"
 check_contains "and says why" "$out" "was used for another command"
 
 # --- Timeouts, interrupts, a shell killed from inside.
-out=$(corral run --json --timeout 1 s1 -- 'sleep 30')
+out=$(corral run --json --timeout 1 --id slow-1 s1 -- 'sleep 30')
 check "a run past its timeout is interrupted (timed_out, SIGINT)" python3 -c "
 import json, sys
 o = json.loads(sys.argv[1])
 assert o['timed_out'] and o['exit_code'] == 130 and o['signal'] == 2, o
 assert not o['respawned'], o
 " "$out"
+check "the ledger says why: a run_timeout record naming the run" corral_ledger_has \
+	event=lifecycle sandbox=s1 reason=run_timeout run=slow-1
 check_eq "the next run works and keeps \$PWD" "/tmp" "$(corral run s1 -- 'pwd')"
 out=$(corral run --json --timeout 1 s1 -- 'while :; do :; done')
 check "a busy loop in the shell itself is interrupted without a respawn" python3 -c "
@@ -166,6 +168,8 @@ check_eq "interrupt exits 0" 0 "$?"
 wait "$client"
 rc=$?
 check_eq "the interrupted run's client exits 130" 130 "$rc"
+check "the ledger says so: a run_interrupted record naming it" corral_ledger_has \
+	event=lifecycle sandbox=s1 reason=run_interrupted run=long-1
 out=$(corral interrupt s1 no-such-run 2>&1)
 check_contains "interrupting an unknown id is refused" "$out" "holds no run 'no-such-run'"
 
