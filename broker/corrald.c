@@ -514,7 +514,7 @@ corrald_override(struct config *cfg, const char *socket_path, const char *state_
  * (SHELL_PIPES_MAX). */
 #define CORRALD_SANDBOX_FDS 96
 #define CORRALD_SPARE_FDS 256   /* the registry, the ledger, the monitor, libevent */
-#define CORRALD_TUNNELS_MIN 64  /* fewer, and the limit is too low to start at all */
+#define CORRALD_TUNNELS_MIN 64  /* fewer, and the limit is too low for the shares */
 
 /* Sets the descriptor limit to what CFG's limits can take at once, so that
  * every refusal is a share's or a limit's, named, and never an EMFILE in
@@ -542,12 +542,19 @@ corrald_fd_budget(struct config *cfg)
 		(void)getrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur >= need)
 		return;
-	if (rl.rlim_cur < others + 2 * CORRALD_TUNNELS_MIN)
-		fatalx("the descriptor limit (%llu) is below the %llu that corrald's connections, "
-		    "streams, sandboxes and %d tunnels need: raise LimitNOFILE (to %llu for every "
+	/* Below even that, corrald runs, and says plainly that its shares no
+	 * longer keep it from running out: the operator chose the limit. */
+	if (rl.rlim_cur < others + 2 * CORRALD_TUNNELS_MIN) {
+		if (cfg->egress.max_tunnels > CORRALD_TUNNELS_MIN)
+			cfg->egress.max_tunnels = CORRALD_TUNNELS_MIN;
+		log_warnx("the descriptor limit (%llu) is below the %llu that corrald's connections, "
+		    "streams, sandboxes and %d tunnels need: it can run out of descriptors, and a "
+		    "sandbox create or a tunnel then fails; raise LimitNOFILE (to %llu for every "
 		    "limit), or lower max_sandboxes", (unsigned long long)rl.rlim_cur,
 		    (unsigned long long)(others + 2 * CORRALD_TUNNELS_MIN), CORRALD_TUNNELS_MIN,
 		    (unsigned long long)need);
+		return;
+	}
 	cfg->egress.max_tunnels = (unsigned)((rl.rlim_cur - others) / 2);
 	log_warnx("the descriptor limit (%llu) is below the %llu that corrald's limits need: "
 	    "egress.max_tunnels lowered to %u (raise LimitNOFILE, or lower max_sandboxes)",
