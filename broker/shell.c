@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/seqmsg.h"
 #include "common/shellwire.h"
+#include "common/sock.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/proxy.h"
 
@@ -281,29 +282,9 @@ shell_pipe_new(struct shell_host *h, int fd, uint64_t serial)
 static ssize_t
 shell_send_now(int link, const void *data, size_t len, int fd)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
 	struct iovec iov = { .iov_base = (void *)(uintptr_t)data, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-	ssize_t n;
 
-	if (fd != -1) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		c = &ctl.align;
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	do {
-		n = sendmsg(link, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-	} while (n == -1 && errno == EINTR);
-	return n;
+	return sock_send_fd(link, &iov, 1, fd, MSG_DONTWAIT);
 }
 
 /* Sends the datagram DATA (LEN bytes) with FD (not taken; -1: none), or

@@ -9,6 +9,7 @@
 
 #include "common/fsproto.h"
 #include "common/initproto.h"
+#include "common/sock.h"
 
 #define INITPROTO_TTY_FLAG 0x1u
 #define INITPROTO_EXTRA_FD_FLAG 0x2u    /* EXEC: a descriptor for the command's fd 3 */
@@ -232,28 +233,8 @@ initproto_send_nums(int sock, enum initproto_type type, uint32_t id, uint32_t nu
 	/* Small messages need no 128 KiB body: build the datagram by hand. */
 	uint32_t words[3] = { (uint32_t)type, id, num };
 	struct iovec iov = { .iov_base = words, .iov_len = sizeof(words) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct cmsghdr *c;
-	int rc;
 
-	if (fd != -1) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		c = &ctl.align;
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	do {
-		rc = (int)sendmsg(sock, &mh, MSG_NOSIGNAL);
-	} while (rc == -1 && errno == EINTR);
-	return rc == -1 ? -1 : 0;
+	return sock_send_fd(sock, &iov, 1, fd, 0) == -1 ? -1 : 0;
 }
 
 int

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "common/shellwire.h"
+#include "common/sock.h"
 
 #define SHELLWIRE_NUMS_MAX 8            /* numbers in one small message */
 
@@ -15,28 +16,7 @@
 static int
 shellwire_sendv(int sock, struct iovec *iov, size_t n, int fd)
 {
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct cmsghdr *c;
-	ssize_t rc;
-
-	if (fd != -1) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = sizeof(ctl.buf);
-		c = &ctl.align;
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	do {
-		rc = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	} while (rc == -1 && errno == EINTR);
-	return rc == -1 ? -1 : 0;
+	return sock_send_fd(sock, iov, n, fd, 0) == -1 ? -1 : 0;
 }
 
 int

@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/netlink.h>
@@ -87,4 +90,31 @@ int
 sock_diag_open(void)
 {
 	return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+}
+
+ssize_t
+sock_send_fd(int sock, struct iovec *iov, size_t n, int fd, int flags)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct cmsghdr *c;
+	ssize_t rc;
+
+	if (fd != -1) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = &ctl.align;
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do {
+		rc = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+	} while (rc == -1 && errno == EINTR);
+	return rc;
 }

@@ -4,41 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/visible.h"
-
-/* The length of the well-formed UTF-8 sequence at S (2 to 4 bytes, RFC
- * 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or 0
- * when S does not start one. S is NUL-terminated, so a cut sequence ends
- * at a byte that is no continuation. */
-static size_t
-visible_utf8_sequence(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t n;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;              /* below: overlong */
-	else if (s[0] == 0xed)
-		hi = 0x9f;              /* above: surrogates */
-	else if (s[0] == 0xf0)
-		lo = 0x90;              /* below: overlong */
-	else if (s[0] == 0xf4)
-		hi = 0x8f;              /* above: past U+10FFFF */
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
 
 /* Writes into ESC how the character at P is shown and returns how many
  * bytes of P it takes; *SHOWN is the length of ESC. */
@@ -58,7 +25,7 @@ visible_next(const unsigned char *p, char esc[VISIBLE_EXPANSION * 4], size_t *sh
 		*shown = 2;
 		return 1;
 	}
-	if (*p >= 0x80 && (n = visible_utf8_sequence(p)) != 0) {
+	if (*p >= 0x80 && (n = utf8_sequence(p, strnlen((const char *)p, 4))) != 0) {
 		/* U+0080..U+009F are the C1 controls: a terminal may obey them
 		 * (U+009B is CSI, as ESC [ is). Everything else goes as it is. */
 		if (!(n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)) {

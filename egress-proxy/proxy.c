@@ -538,22 +538,9 @@ proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *
 		    PROXY_UNIX_REFUSED_REASON);
 }
 
-int
-proxy_tenant_record_lifecycle(struct proxy_tenant *t, const char *what, const char *run)
-{
-	struct ledger_record rec;
-
-	ledger_record_init(&rec, LEDGER_EVENT_LIFECYCLE);
-	rec.sandbox = t->host_mode ? NULL : t->name;
-	rec.session_id = t->session_id;
-	rec.agent = t->agent;
-	rec.run = run;
-	rec.reason = what;
-	return ledger_write(t->proxy->ledger, &rec);
-}
-
-int
-proxy_tenant_record_lifecycle_policy(struct proxy_tenant *t, const char *what,
+/* A lifecycle record of T's sandbox: WHAT, about RUN or POLICY (either NULL). */
+static int
+proxy_tenant_lifecycle(struct proxy_tenant *t, const char *what, const char *run,
     const char *policy)
 {
 	struct ledger_record rec;
@@ -562,9 +549,23 @@ proxy_tenant_record_lifecycle_policy(struct proxy_tenant *t, const char *what,
 	rec.sandbox = t->host_mode ? NULL : t->name;
 	rec.session_id = t->session_id;
 	rec.agent = t->agent;
+	rec.run = run;
 	rec.policy = policy;
 	rec.reason = what;
 	return ledger_write(t->proxy->ledger, &rec);
+}
+
+int
+proxy_tenant_record_lifecycle(struct proxy_tenant *t, const char *what, const char *run)
+{
+	return proxy_tenant_lifecycle(t, what, run, NULL);
+}
+
+int
+proxy_tenant_record_lifecycle_policy(struct proxy_tenant *t, const char *what,
+    const char *policy)
+{
+	return proxy_tenant_lifecycle(t, what, NULL, policy);
 }
 
 unsigned
