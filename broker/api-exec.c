@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -513,6 +514,17 @@ api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
 		evtimer_add(st->timer, &limit);
 	/* Frames the client sent right behind its start wait in the buffer. */
 	exec_stream_on_client_read(bev, st);
+}
+
+const char *
+api_exec_run_of(const struct sandbox *sb, pid_t pid, char *buf, size_t size)
+{
+	for (const struct exec_stream *st = sb->streams; st != NULL; st = st->next)
+		if (st->proc != NULL && !st->exited && exec_pid(st->proc) == pid) {
+			snprintf(buf, size, "exec:%d", (int)pid);
+			return buf;
+		}
+	return NULL;
 }
 
 void

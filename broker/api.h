@@ -126,6 +126,9 @@ void api_logs_attach(struct daemon *d, const struct sandbox_caller *caller,
     struct api_slot *slot);
 /* SB is being deleted: its exec streams end now, each told why. */
 void api_exec_sandbox_gone(struct sandbox *sb);
+/* "exec:PID" in BUF when PID (in SB's pid namespace) is an exec's running
+ * command, else NULL. */
+const char *api_exec_run_of(const struct sandbox *sb, pid_t pid, char *buf, size_t size);
 
 struct evbuffer;
 /* Feeds IN to FRAMES until a frame is ready (FRAME_READY), the bytes run

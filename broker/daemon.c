@@ -356,6 +356,16 @@ daemon_monitor_started(struct daemon *d, struct privsep *ps)
 	log_warnx("sandboxes unavailable: %s", d->monitor_why);
 }
 
+/* Which run of SB the process PID (in SB's pid namespace) is: a shell
+ * run's shell, or an exec's command. */
+static const char *
+daemon_run_of(struct daemon *d, struct sandbox *sb, pid_t pid, char *buf, size_t size)
+{
+	const char *run = shell_host_run_of(shell_host_of(d, sb, false), pid);
+
+	return run != NULL ? run : api_exec_run_of(sb, pid, buf, size);
+}
+
 int
 daemon_sandboxes_start(struct daemon *d)
 {
@@ -375,6 +385,7 @@ daemon_sandboxes_start(struct daemon *d)
 	/* Exec streams and shells let go of a sandbox before it goes. */
 	sandbox_on_gone(d, api_exec_sandbox_gone);
 	sandbox_on_gone(d, shell_sandbox_gone);
+	d->run_of = daemon_run_of;
 	return 0;
 }
 

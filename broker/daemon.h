@@ -67,6 +67,7 @@ struct daemon {
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */
 	sandbox_gone_fn gone_hooks[SANDBOX_GONE_HOOKS_MAX];     /* sandbox_on_gone() */
+	sandbox_run_of_fn run_of;       /* the ledger's run of a sandbox's process */
 	size_t ngone_hooks;
 };
 

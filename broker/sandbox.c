@@ -28,6 +28,7 @@
 #include "broker/sandbox.h"
 #include "common/initproto.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/reason.h"
 #include "common/timeutil.h"
 #include "common/xmalloc.h"
@@ -533,6 +534,27 @@ sandbox_exetrust(struct sandbox *sb, char **err)
 	return 0;
 }
 
+/* The proxy's question, for the ledger's run field: the first of PID and
+ * its ancestors (host pids, below corral-init) that is a run's shell or an
+ * exec's command. Paid only when a connection's process is identified. */
+static const char *
+sandbox_run_of(void *arg, pid_t pid, const pid_t *ancestors, size_t n)
+{
+	struct sandbox *sb = arg;
+	struct daemon *d = sb->daemon;
+	const char *run;
+	pid_t inner;
+
+	if (d == NULL || d->run_of == NULL)
+		return NULL;
+	for (size_t i = 0; i <= n; i++) {
+		if ((inner = proc_ns_pid(i == 0 ? pid : ancestors[i - 1])) > 0 &&
+		    (run = d->run_of(d, sb, inner, sb->run_name, sizeof(sb->run_name))) != NULL)
+			return run;
+	}
+	return NULL;
+}
+
 /* The sandbox's proxy: its policy (taken, whatever happens), its
  * identification (the diag socket, taken), its three listeners on the
  * gateway, clients only from the sandbox's own address. */
@@ -543,12 +565,14 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 	struct proxy_tenant_info info = { .name = sb->name,
 	    .session_id = sb->session_id[0] != '\0' ? sb->session_id : NULL,
 	    .agent = sb->agent[0] != '\0' ? sb->agent : NULL, .owner = sb->owner,
-	    .owner_tunnels = sb->owner == 0 ? 0 : d->cfg->shares.tunnels };
+	    .owner_tunnels = sb->owner == 0 ? 0 : d->cfg->shares.tunnels,
+	    .run_of = sandbox_run_of, .run_of_arg = sb };
 	struct sockaddr_in client = { .sin_family = AF_INET, .sin_addr = sb->address };
 	const struct sockaddr *cl = (const struct sockaddr *)&client;
 	pid_t boundary[1] = { b->init_pid };
 	int rc;
 
+	sb->daemon = d;
 	if ((sb->tenant = proxy_tenant_new(d->proxy, &info, policy)) == NULL) {
 		reason_set(err, "out of memory");
 		return -1;

@@ -36,6 +36,17 @@ struct sandbox_caller {
 	int fd;                         /* its connection, while the request is handled */
 };
 
+#define SANDBOX_RUN_NAME_BYTES 32       /* "exec:" and a pid */
+
+struct sandbox;
+
+/* The run of SB that the process PID (inside SB's pid namespace) belongs
+ * to: a shell run's request id, or "exec:PID" for an exec's command;
+ * NULL when none. BUF (SIZE bytes) may hold the text. The layers above
+ * this one answer it (daemon.c registers it). */
+typedef const char *(*sandbox_run_of_fn)(struct daemon *d, struct sandbox *sb, pid_t pid,
+    char *buf, size_t size);
+
 struct sandbox {
 	char *name;
 	uid_t owner;                    /* the caller that created it */
@@ -70,6 +81,8 @@ struct sandbox {
 	struct exec_channel *channel;
 	struct limitwatch *limit_watch;         /* its limit hits, recorded; NULL: none watched */
 	struct exec_stream *streams;    /* the exec streams open on it (api-exec.c) */
+	struct daemon *daemon;          /* for the ledger's run of its connections */
+	char run_name[SANDBOX_RUN_NAME_BYTES];  /* sandbox_run_of's answer */
 	struct sandbox *next;
 };
 

@@ -90,6 +90,7 @@ struct shell {
 	char *why;                      /* what its FAILED said */
 	struct run *run;                /* in the shell (SHELL_BUSY) */
 	uint32_t run_no;                /* the link's number for it */
+	pid_t run_pid;                  /* its shell, in the sandbox's pid namespace; 0: not known */
 	uint32_t next_no;
 	struct shell_pipe *pipe;        /* its output */
 	bool last_dump_ok;              /* the last dump this supervisor sent was kept */
@@ -422,6 +423,7 @@ shell_run_out(struct shell *sh)
 	}
 	sh->pipe = NULL;
 	sh->run = NULL;
+	sh->run_pid = 0;
 	sh->stage = SHELL_STAGE_NONE;
 	return r;
 }
@@ -527,6 +529,29 @@ shell_on_run_exited(struct shell *sh, struct seqmsg *m)
 	return 0;
 }
 
+/* STARTED: the pid of the run's shell, for the ledger's run field. */
+static int
+shell_on_started(struct shell *sh, struct seqmsg *m)
+{
+	uint32_t no, pid;
+
+	if (seqmsg_get_u32(m, &no) == -1 || seqmsg_get_u32(m, &pid) == -1 ||
+	    seqmsg_get_end(m, 0) == -1 || sh->run == NULL || no != sh->run_no || pid == 0 ||
+	    pid > INT32_MAX)
+		return -1;
+	sh->run_pid = (pid_t)pid;
+	return 0;
+}
+
+const char *
+shell_host_run_of(struct shell_host *h, pid_t pid)
+{
+	for (struct shell *sh = h != NULL ? h->shells : NULL; sh != NULL; sh = sh->next)
+		if (sh->run != NULL && sh->run_pid != 0 && sh->run_pid == pid)
+			return sh->run->id;
+	return NULL;
+}
+
 /* FAILED: no process could be made for the run (0: for any run). */
 static int
 shell_on_failed(struct shell *sh, struct seqmsg *m)
@@ -574,6 +599,8 @@ shell_dispatch(struct shell *sh, struct seqmsg *m)
 		return shell_on_failed(sh, m);
 	case SHELLWIRE_NOTE:
 		return shell_on_note(sh, m);
+	case SHELLWIRE_STARTED:
+		return shell_on_started(sh, m);
 	default:
 		return -1;
 	}

@@ -54,5 +54,8 @@ void shell_interrupt(struct shell_host *h, struct run *r);
 /* SB is being deleted: its shells go, and runs in flight end with an
  * error. The hook for sandbox_delete(); safe when SB has no shells. */
 void shell_sandbox_gone(struct sandbox *sb);
+/* The request id of H's run whose shell is PID (in the sandbox's pid
+ * namespace), or NULL. */
+const char *shell_host_run_of(struct shell_host *h, pid_t pid);
 
 #endif

@@ -142,3 +142,29 @@ proc_is_same_process(pid_t pid, uint64_t start, const char *boot_id)
 		return 0;
 	return now_start == start && state != 'Z' && state != 'X' && state != 'x';
 }
+
+pid_t
+proc_ns_pid(pid_t pid)
+{
+	char path[64], line[256];
+	long inner = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		/* The last number is the innermost namespace's. */
+		for (long v = strtol(p, &end, 10); end != p; v = strtol(p, &end, 10)) {
+			inner = v;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return inner > 0 ? (pid_t)inner : -1;
+}

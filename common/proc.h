@@ -10,6 +10,9 @@
 /* The start time of PID in clock ticks since boot (field 22 of
  * /proc/PID/stat); 0 and -1 when PID does not exist or cannot be read. */
 int proc_start_time(pid_t pid, uint64_t *start);
+/* PID (of this process's pid namespace) as its innermost pid namespace
+ * numbers it, from /proc/PID/status; -1 when it is gone. */
+pid_t proc_ns_pid(pid_t pid);
 /* The kernel's boot id (/proc/sys/kernel/random/boot_id); -1 when unreadable. */
 int proc_boot_id(char out[BOOT_ID_BYTES]);
 /* 1 when PID runs now with the same start time in the same boot, else 0. */

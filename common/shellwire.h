@@ -12,6 +12,9 @@
  *   broker -> shell  MORE     run, the next chunk, until the length is there
  *   broker -> shell  SIGNAL   run, SIGINT or SIGKILL, for the run's process
  *                             group (its own session)
+ *   shell -> broker  STARTED  run, the pid of the run's shell in the
+ *                             sandbox's pid namespace: the ledger's run
+ *                             of the connections its processes open
  *   shell -> broker  EXITED   run, how (SHELLWIRE_EXIT_*), code or signal,
  *                             dump (SHELLWIRE_DUMP_*): the kernel's word,
  *                             from waitpid; with dump SENT, then text
@@ -50,6 +53,7 @@ enum shellwire_type {
 	SHELLWIRE_EXITED,
 	SHELLWIRE_FAILED,
 	SHELLWIRE_NOTE,
+	SHELLWIRE_STARTED,
 };
 
 /* EXITED's how. */

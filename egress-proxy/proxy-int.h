@@ -41,6 +41,8 @@ struct proxy_tenant {
 	char *name;
 	char *session_id;
 	char *agent;
+	proxy_run_of_fn run_of;
+	void *run_of_arg;
 	bool host_mode;                         /* the host's own processes: no sandbox */
 	struct policy_gen *gen;
 	struct denial_ring *denials;

@@ -138,6 +138,8 @@ proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct p
 	t->name = strdup(info->name);
 	t->session_id = info->session_id != NULL ? strdup(info->session_id) : NULL;
 	t->agent = info->agent != NULL ? strdup(info->agent) : NULL;
+	t->run_of = info->run_of;
+	t->run_of_arg = info->run_of_arg;
 	t->denials = denial_ring_new(DENIAL_RING_DEFAULT_ENTRIES);
 	t->gen = policy_gen_new(policy, ++p->generations);
 	t->owner = proxy_owner_take(p, info);

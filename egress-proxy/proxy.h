@@ -62,6 +62,13 @@ struct proxy *proxy_new(struct event_base *base, struct resolver *resolver,
 void proxy_free(struct proxy *p);
 
 /* Who a tenant is, for the ledger. */
+/* The run (a shell run's request id, or an exec's name) that the process
+ * PID, with its ANCESTORS (N, parent first, all in the initial pid
+ * namespace), belongs to; NULL when none is known. The text lives until
+ * the next call. */
+typedef const char *(*proxy_run_of_fn)(void *arg, pid_t pid, const pid_t *ancestors,
+    size_t n);
+
 struct proxy_tenant_info {
 	const char *name;               /* the sandbox's name, or "host" */
 	const char *session_id;         /* may be NULL */
@@ -69,6 +76,8 @@ struct proxy_tenant_info {
 	bool host_mode;                 /* the host's own processes: the ledger's sandbox is null */
 	uid_t owner;                    /* who made it: tenants of one owner share a tunnel count */
 	unsigned owner_tunnels;         /* that owner's share of tunnels; 0: none (root) */
+	proxy_run_of_fn run_of;         /* the ledger's run of an identified process; may be NULL */
+	void *run_of_arg;
 };
 
 /* A tenant under POLICY (owned from now on). NULL if out of memory. */

@@ -73,6 +73,7 @@ struct session {
 	const struct policy_endpoint *endpoint; /* and its endpoint (in GEN) */
 	bool sni_check;
 	char *binary;                   /* the identified executable, or NULL */
+	char *run;                      /* the run it belongs to, when identified and known */
 	char *allowed_by;               /* the executable (its own or an ancestor's) the entry matched */
 	int64_t pid;                    /* its pid, or LEDGER_NULL_INT */
 	bool transparent;               /* came through the fence: no proxy protocol */
@@ -118,6 +119,7 @@ session_record_init(const struct session *s, struct ledger_record *rec, enum led
 	rec->ip = s->ip[0] != '\0' ? s->ip : NULL;
 	rec->binary = s->binary;
 	rec->pid = s->pid;
+	rec->run = s->run;
 }
 
 /* Keeps NAME as S's host, cut to fit (a copy: no printf per tunnel). */
@@ -240,6 +242,7 @@ session_free(struct session *s)
 		policy_gen_unref(s->gen);
 	tls_reader_free(s->hello);
 	free(s->binary);
+	free(s->run);
 	free(s->allowed_by);
 	free(s->in);
 	free(s->req);
@@ -806,6 +809,7 @@ session_identify(struct session *s)
 	struct proxy_tenant *t = s->tenant;
 	struct identify_owner *o = session_proxy(s)->owner;
 	struct identify_tuple tuple;
+	const char *run;
 
 	if (t->diag_fd == -1 || session_client_tuple(s, &tuple) == -1 ||
 	    identify_lookup(t->diag_fd, t->map_fd, &tuple, &t->boundary, t->trust, o) != IDENTIFY_OK)
@@ -813,6 +817,11 @@ session_identify(struct session *s)
 	free(s->binary);
 	s->binary = strdup(o->exe);
 	s->pid = o->pid;
+	free(s->run);
+	s->run = NULL;
+	if (t->run_of != NULL && (run = t->run_of(t->run_of_arg, o->pid, o->ancestor_pids,
+	    o->n_ancestors)) != NULL)
+		s->run = strdup(run);
 	return o;
 }
 

@@ -135,4 +135,22 @@ recs = [r for r in map(json.loads, open(sys.argv[1])) if r['event'] == 'connect'
 assert recs and recs[-1]['binary'] == '/usr/bin/curl', recs" "$TB_DIR/log/egress.jsonl"
 n=$(grep -c ' registry.npmjs.org ' "$(tb_http_log)")
 check_eq "no refused copy reached the npm registry" 0 "$n"
+
+# The ledger's run: a shell run's connections carry its request id, an
+# exec's carry exec:PID; a refusal too.
+corral run sb --id fetch-1 -- "curl -sS --max-time 5 --cacert $ca -o /dev/null https://github.com/zen; \
+	curl -sS --max-time 5 --cacert $ca -o /dev/null https://example.com/" >/dev/null 2>&1
+corral exec sb -- /usr/bin/curl -sS --max-time 5 --cacert "$ca" -o /dev/null \
+	https://github.com/zen >/dev/null 2>&1
+sleep 0.5
+check "a run's allowed connection carries its run" corral_ledger_has \
+	event=connect sandbox=sb host=github.com decision=allow run=fetch-1
+check "and so does its refusal" corral_ledger_has \
+	event=connect sandbox=sb host=example.com decision=deny run=fetch-1
+check "an exec's connection names the exec" python3 -c "
+import json, sys
+recs = [r for r in map(json.loads, open(sys.argv[1])) if r['event'] == 'connect'
+        and r['host'] == 'github.com' and (r['run'] or '').startswith('exec:')]
+assert recs and recs[-1]['run'][len('exec:'):].isdigit(), recs" \
+	"$TB_DIR/log/egress.jsonl"
 tap_done
