@@ -25,7 +25,7 @@ struct broker_metrics {
 	struct metrics_http *http;
 	struct metric_series *start_time, *sandboxes_ready, *sandboxes_creating, *tunnels_open;
 	struct metric_series *ledger_queued, *ledger_refused, *bytes_up, *bytes_down;
-	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle;
+	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle, *runs;
 	struct metric_series *create_seconds, *monitor_seconds;
 	uint64_t ledger_refused_seen;   /* the ledger's count at the last render */
 	struct metrics_summary sum;
@@ -149,6 +149,8 @@ metrics_families(struct broker_metrics *bm)
 	    "Queries the DNS stub judged, by decision and reason.", "decision,reason");
 	bm->unix_sockets = metrics_counter(m, "corral_unix_connections_total",
 	    "Connections to host Unix sockets, refused or listed, by decision.", "decision");
+	bm->runs = metrics_counter(m, "corral_runs_total",
+	    "Shell runs that ended, by outcome: exited, signaled, timed_out, failed.", "outcome");
 	bm->lifecycle = metrics_counter(m, "corral_lifecycle_events_total",
 	    "Lifecycle records: sandboxes made, deleted, held to a limit, by reason.", "reason");
 	bm->ledger_queued = metrics_one(metrics_gauge(m, "corral_ledger_queued_bytes",
@@ -159,7 +161,7 @@ metrics_families(struct broker_metrics *bm)
 	    "Round trips of the broker's requests to its root monitor.", NULL,
 	    metrics_monitor_bounds, sizeof(metrics_monitor_bounds) / sizeof(metrics_monitor_bounds[0])));
 	return bm->monitor_seconds != NULL && bm->ledger_refused != NULL && bm->lifecycle != NULL &&
-	    bm->tunnels_open != NULL && bm->start_time != NULL ? 0 : -1;
+	    bm->runs != NULL && bm->tunnels_open != NULL && bm->start_time != NULL ? 0 : -1;
 }
 
 char *
@@ -250,6 +252,12 @@ metrics_create_done(struct daemon *d, const char *result, double seconds)
 		d->metrics->sum.creates++;
 }
 
+void
+metrics_run_done(struct daemon *d, const char *outcome)
+{
+	if (d->metrics != NULL)
+		metric_add(metric_series(d->metrics->runs, outcome, NULL), 1);
+}
 
 void
 metrics_summary(struct daemon *d, struct metrics_summary *out)

@@ -32,6 +32,9 @@ void metrics_stop(struct daemon *d);
 /* A create ended after SECONDS: RESULT is "created", "refused" (the
  * request was refused) or "failed" (the build failed). */
 void metrics_create_done(struct daemon *d, const char *result, double seconds);
+/* A shell run ended: OUTCOME is "exited", "signaled", "timed_out" or
+ * "failed" (no process could be made for it). */
+void metrics_run_done(struct daemon *d, const char *outcome);
 
 /* The exposition text (free() it); NULL when out of memory. */
 char *metrics_text(struct daemon *d);

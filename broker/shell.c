@@ -18,6 +18,7 @@
 
 #include "broker/daemon.h"
 #include "broker/exec.h"
+#include "broker/metrics.h"
 #include "broker/sandbox.h"
 #include "broker/shell.h"
 #include "broker/shellproto.h"
@@ -403,6 +404,8 @@ shell_finish_run(struct shell *sh, struct run *r, int code, int sig, struct shel
 		res.exit_code = SHELL_EXIT_SIGNALLED + sig;
 	}
 	res.cwd = xstrdup(sh->kept.cwd != NULL ? sh->kept.cwd : shell_workdir(sh->host->sb));
+	metrics_run_done(sh->host->d, how.timed_out ? "timed_out" : res.signal != 0 ? "signaled" :
+	    "exited");
 	run_finish(r, &res, NULL);
 	runtab_trim(&sh->host->runs);
 }
@@ -570,6 +573,7 @@ shell_on_failed(struct shell *sh, struct seqmsg *m)
 	}
 	if (sh->run == NULL || no != sh->run_no)
 		return -1;
+	metrics_run_done(sh->host->d, "failed");
 	run_finish(shell_run_out(sh), NULL, why);
 	sh->state = SHELL_IDLE;
 	return 0;

