@@ -47,6 +47,7 @@
 #include "broker/init/shellinner.h"
 #include "common/seqmsg.h"
 #include "common/shellwire.h"
+#include "common/sock.h"
 #include "common/timeutil.h"
 
 #define SHELL_SCRIPT_MAX_BYTES 1024     /* the zygote's -c string */
@@ -394,13 +395,8 @@ shell_run_clear(struct shell *sh)
 static int
 shell_run_send_script(struct shell *sh)
 {
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
 	struct pollfd p = { .fd = sh->spare.in, .events = POLLOUT };
 	size_t at = 0, n;
-	struct cmsghdr *c;
 	char kind;
 	ssize_t rc;
 
@@ -409,23 +405,12 @@ shell_run_send_script(struct shell *sh)
 		    sh->run.len - at;
 		kind = at + n == sh->run.len ? SHELLINNER_SCRIPT_END : SHELLINNER_SCRIPT;
 		struct iovec iov[2] = { { &kind, 1 }, { sh->run.script + at, n } };
-		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 
-		if (at == 0) {
-			memset(&ctl, 0, sizeof(ctl));
-			mh.msg_control = ctl.buf;
-			mh.msg_controllen = sizeof(ctl.buf);
-			c = &ctl.align;
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &sh->run.out, sizeof(int));
-		}
-		while ((rc = sendmsg(sh->spare.in, &mh, MSG_NOSIGNAL)) == -1 &&
-		    (errno == EINTR || errno == EAGAIN)) {
+		while ((rc = sock_send_fd(sh->spare.in, iov, 2, at == 0 ? sh->run.out : -1, 0)) == -1 &&
+		    errno == EAGAIN) {
 			/* A spare a run stopped (it may signal any run's process)
 			 * holds the shell no longer than this. */
-			if (errno == EAGAIN && poll(&p, 1, SHELL_SEND_MS) == 0)
+			if (poll(&p, 1, SHELL_SEND_MS) == 0)
 				return -1;
 		}
 		if (rc == -1)
