@@ -379,6 +379,13 @@ exec_stream_on_started(struct exec_proc *p, const char *why, void *arg)
 	exec_stream_flush_stdin(st);
 }
 
+/* corrald shuts down: the stream ends with it. */
+static void
+exec_stream_close(void *arg)
+{
+	exec_stream_free(arg);
+}
+
 /* The timer ends what runs too long: SIGTERM, then after a grace SIGKILL;
  * after the exit it stops waiting for output a grandchild holds open. */
 static void
@@ -492,6 +499,7 @@ api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
 	st->client = bev;
 	st->frames = frames;
 	st->slot = slot;
+	api_slot_on_close(slot, exec_stream_close, st);
 	st->tty = req->tty;
 	st->early_in = evbuffer_new();
 	st->timer = evtimer_new(d->base, exec_stream_on_timer, st);

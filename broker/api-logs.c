@@ -110,6 +110,14 @@ struct logs_stream {
 static struct logs_stream *logs_streams;
 
 static void logs_stream_turn(struct logs_stream *st);
+static void logs_stream_free(struct logs_stream *st);
+
+/* corrald shuts down: the stream ends with it. */
+static void
+logs_stream_close(void *arg)
+{
+	logs_stream_free(arg);
+}
 
 static void
 logs_stream_free(struct logs_stream *st)
@@ -513,6 +521,7 @@ api_logs_attach(struct daemon *d, const struct sandbox_caller *caller,
 	st->client = bev;
 	st->frames = frames;
 	st->slot = slot;
+	api_slot_on_close(slot, logs_stream_close, st);
 	st->reader = reader;
 	st->filter = filter;
 	st->next = logs_streams;

@@ -112,6 +112,13 @@ run_stream_free(struct run_stream *st)
 	free(st);
 }
 
+/* corrald shuts down: the stream ends with it (the run went with its sandbox). */
+static void
+run_stream_close(void *arg)
+{
+	run_stream_free(arg);
+}
+
 /* A chunk of the run's output, as it comes. A client too slow to take it
  * is cut (it may resume from its offset); the run goes on. */
 static void
@@ -342,6 +349,7 @@ api_run_attach(struct daemon *d, const struct sandbox_caller *caller,
 	}
 	st = xcalloc(1, sizeof(*st));
 	st->slot = slot;
+	api_slot_on_close(slot, run_stream_close, st);
 	st->w.on_output = run_stream_on_output;
 	st->w.on_done = run_stream_on_done;
 	st->client = bev;

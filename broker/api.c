@@ -52,6 +52,8 @@ struct api_conn {
 struct api_slot {
 	struct api *api;
 	struct api_user *user;
+	void (*close)(void *arg);       /* ends the stream at shutdown; NULL: none given */
+	void *close_arg;
 	struct api_slot *prev, *next;
 };
 
@@ -233,6 +235,13 @@ api_slot_take(struct api_conn *c)
 	c->user->streams++;
 	a->nstreams++;
 	return slot;
+}
+
+void
+api_slot_on_close(struct api_slot *slot, void (*close)(void *arg), void *arg)
+{
+	slot->close = close;
+	slot->close_arg = arg;
 }
 
 void
@@ -799,7 +808,13 @@ api_free(struct api *a)
 		return;
 	while (a->conns != NULL)
 		api_conn_free(a->conns);
-	/* The streams end after the api: their slots forget it. */
+	/* The streams end with the api (each gives its slot back as it
+	 * ends); one that cannot be ended here forgets the api. */
+	for (struct api_slot *slot = a->slots, *next; slot != NULL; slot = next) {
+		next = slot->next;
+		if (slot->close != NULL)
+			slot->close(slot->close_arg);
+	}
 	for (struct api_slot *slot = a->slots; slot != NULL; slot = slot->next)
 		slot->api = NULL;
 	while (a->users != NULL) {

@@ -102,6 +102,9 @@ struct bufferevent;
  * daemon's API_STREAMS_MAX: the stream gives it back as it ends. */
 struct api_slot;
 void api_slot_release(struct api_slot *slot);
+/* CLOSE(ARG) ends the stream holding SLOT when corrald shuts down; it
+ * must give SLOT back. */
+void api_slot_on_close(struct api_slot *slot, void (*close)(void *arg), void *arg);
 /* A stream: takes the connection (BEV, FRAMES, whose first frame was REQ)
  * and SLOT over whatever happens. REQ is freed when it returns. */
 typedef void (*api_attach_fn)(struct daemon *d, const struct sandbox_caller *caller,
