@@ -187,28 +187,42 @@ test_raw_control_byte_is_malformed(void **state)
 	    LEDGERREC_MALFORMED);
 }
 
+/* Each of RECS (N) is malformed: no field "k" is read from it. */
 static void
-test_bad_escapes_are_malformed(void **state)
+assert_all_malformed(const char *const *recs, size_t n)
 {
 	char out[64];
 
-	assert_int_equal(get("{\"k\":\"\\x41\"}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\":\"\\u12g4\"}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\":\"\\u12\"}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\":\"\\", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(get(recs[i], "k", out, sizeof(out)), LEDGERREC_MALFORMED);
+}
+
+static void
+test_bad_escapes_are_malformed(void **state)
+{
+	static const char *const recs[] = {
+		"{\"k\":\"\\x41\"}",
+		"{\"k\":\"\\u12g4\"}",
+		"{\"k\":\"\\u12\"}",
+		"{\"k\":\"\\",
+	};
+
+	assert_all_malformed(recs, sizeof(recs) / sizeof(recs[0]));
 }
 
 static void
 test_cut_records_are_malformed(void **state)
 {
-	char out[64];
+	static const char *const recs[] = {
+		"{\"k\":\"abc",
+		"{\"a\":1,\"k\"",
+		"{\"a\":1,",
+		"{\"a\":1",
+		"{\"k\":-",
+		"",
+	};
 
-	assert_int_equal(get("{\"k\":\"abc", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"a\":1,\"k\"", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"a\":1,", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"a\":1", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\":-", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
+	assert_all_malformed(recs, sizeof(recs) / sizeof(recs[0]));
 }
 
 /* The length is the record's end, whatever bytes follow it. */
@@ -239,15 +253,17 @@ test_nested_values_are_malformed(void **state)
 static void
 test_what_is_not_an_object_is_malformed(void **state)
 {
-	char out[64];
+	static const char *const recs[] = {
+		"[\"k\",1]",
+		"\"k\"",
+		"{k:1}",
+		"{\"k\" 1}",
+		"{\"k\":nul}",
+		"{\"k\":01}",
+		"{\"k\":1 2}",
+	};
 
-	assert_int_equal(get("[\"k\",1]", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("\"k\"", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{k:1}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\" 1}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\":nul}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\":01}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
-	assert_int_equal(get("{\"k\":1 2}", "k", out, sizeof(out)), LEDGERREC_MALFORMED);
+	assert_all_malformed(recs, sizeof(recs) / sizeof(recs[0]));
 }
 
 static void

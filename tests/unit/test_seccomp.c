@@ -47,6 +47,7 @@
 #include <cmocka.h>
 
 #include "broker/init/seccomp.h"
+#include "common/sock.h"
 #include "tests/unit/child-probe.h"
 
 /* ioprio_set: one process, best-effort class, level 4 (linux/ioprio.h). */
@@ -690,17 +691,8 @@ send_fd(int sock, int fd)
 {
 	char byte = 'l';
 	struct iovec iov = { &byte, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-	    .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
-	memset(&ctl, 0, sizeof(ctl));
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &mh, 0) == 1 ? 0 : -1;
+	return sock_send_fd(sock, &iov, 1, fd, 0) == 1 ? 0 : -1;
 }
 
 static int

@@ -40,6 +40,7 @@
 #include "broker/init/sockguard.h"
 #include "common/initproto.h"
 #include "common/seqmsg.h"
+#include "common/sock.h"
 #include "tests/unit/child-probe.h"
 
 #define TEST_WAIT_MS 5000               /* for a child's answer or a report */
@@ -156,17 +157,8 @@ test_send_fd(int sock, int fd)
 {
 	char byte = 'l';
 	struct iovec iov = { &byte, 1 };
-	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } ctl;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-	    .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 
-	memset(&ctl, 0, sizeof(ctl));
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(sock, &mh, 0) == 1 ? 0 : -1;
+	return sock_send_fd(sock, &iov, 1, fd, 0) == 1 ? 0 : -1;
 }
 
 static int
