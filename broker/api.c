@@ -24,6 +24,7 @@
 #include "broker/daemon.h"
 #include "common/frame.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/xmalloc.h"
 
 /* What one user of the control socket holds now: its share. */
@@ -567,30 +568,6 @@ api_peer(int fd, struct sandbox_caller *caller)
 	return 0;
 }
 
-/* How many pid namespaces PID is seen in, from the NSpid line of its
- * status (readable by anyone, no ptrace check); -1 when unknown. */
-static int
-api_pid_depth(const char *pid)
-{
-	char path[64], line[256];
-	int depth = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%s/status", pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		depth = 0;
-		for (char *tok = strtok(line + 6, " \t\n"); tok != NULL; tok = strtok(NULL, " \t\n"))
-			depth++;
-		break;
-	}
-	fclose(f);
-	return depth;
-}
-
 /* True when PID lives in a pid namespace below corrald's: inside a
  * sandbox, whose processes may not drive the daemon. Unknown counts as
  * inside (fail closed). */
@@ -600,13 +577,12 @@ api_peer_in_sandbox(pid_t pid)
 	/* corrald's own depth never changes: read once, not per connection
 	 * (each read of a status file costs tens of microseconds). */
 	static int mine = -1;
-	char text[24];
+	pid_t ids[PROC_NS_DEPTH_MAX];
 	int theirs;
 
 	if (mine <= 0)
-		mine = api_pid_depth("self");
-	snprintf(text, sizeof(text), "%d", (int)pid);
-	theirs = api_pid_depth(text);
+		mine = proc_ns_pids(0, ids, PROC_NS_DEPTH_MAX);
+	theirs = proc_ns_pids(pid, ids, PROC_NS_DEPTH_MAX);
 	return mine <= 0 || theirs <= 0 || theirs != mine;
 }
 

@@ -143,14 +143,17 @@ proc_is_same_process(pid_t pid, uint64_t start, const char *boot_id)
 	return now_start == start && state != 'Z' && state != 'X' && state != 'x';
 }
 
-pid_t
-proc_ns_pid(pid_t pid)
+int
+proc_ns_pids(pid_t pid, pid_t *out, size_t max)
 {
 	char path[64], line[256];
-	long inner = -1;
+	int n = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (pid == 0)
+		snprintf(path, sizeof(path), "/proc/self/status");
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
 	while (fgets(line, sizeof(line), f) != NULL) {
@@ -158,13 +161,25 @@ proc_ns_pid(pid_t pid)
 
 		if (strncmp(line, "NSpid:", 6) != 0)
 			continue;
-		/* The last number is the innermost namespace's. */
+		n = 0;
 		for (long v = strtol(p, &end, 10); end != p; v = strtol(p, &end, 10)) {
-			inner = v;
+			if ((size_t)n < max)
+				out[n] = (pid_t)v;
+			n++;
 			p = end;
 		}
 		break;
 	}
 	fclose(f);
-	return inner > 0 ? (pid_t)inner : -1;
+	return n;
+}
+
+pid_t
+proc_ns_pid(pid_t pid)
+{
+	pid_t pids[PROC_NS_DEPTH_MAX];
+	int n = proc_ns_pids(pid, pids, PROC_NS_DEPTH_MAX);
+
+	/* The last number is the innermost namespace's. */
+	return n > 0 && n <= PROC_NS_DEPTH_MAX && pids[n - 1] > 0 ? pids[n - 1] : -1;
 }

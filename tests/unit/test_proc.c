@@ -83,6 +83,25 @@ test_start_time_of_invalid_pid_fails(void **state)
 	assert_int_equal(proc_start_time(-1, &start), -1);
 }
 
+/* This process's own numbers: as many as the pid namespaces it is in,
+ * the innermost its own getpid(); none for a pid that is gone. */
+static void
+test_ns_pids_of_self_and_of_a_gone_pid(void **state)
+{
+	pid_t ids[PROC_NS_DEPTH_MAX], pid;
+	int n = proc_ns_pids(0, ids, PROC_NS_DEPTH_MAX);
+
+	assert_true(n >= 1);
+	assert_int_equal(ids[n - 1], getpid());
+	assert_int_equal(proc_ns_pids(getpid(), ids, PROC_NS_DEPTH_MAX), n);
+	assert_int_equal(proc_ns_pid(getpid()), getpid());
+	pid = test_spawn_exiting_child();
+
+	test_reap(pid);
+	assert_int_equal(proc_ns_pids(pid, ids, PROC_NS_DEPTH_MAX), -1);
+	assert_int_equal(proc_ns_pid(pid), -1);
+}
+
 /* The child reports its start time, renames itself to TEST_TRICKY_COMM,
  * and waits; the parent must read the same start time through the new name. */
 static void
@@ -207,6 +226,7 @@ main(void)
 		cmocka_unit_test(test_start_time_of_self_is_positive_and_stable),
 		cmocka_unit_test(test_start_time_of_reaped_child_fails),
 		cmocka_unit_test(test_start_time_of_invalid_pid_fails),
+		cmocka_unit_test(test_ns_pids_of_self_and_of_a_gone_pid),
 		cmocka_unit_test(test_start_time_counts_fields_after_last_paren),
 		cmocka_unit_test(test_boot_id_is_a_stable_uuid),
 		cmocka_unit_test(test_same_process_true_for_self),
