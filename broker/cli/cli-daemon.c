@@ -53,18 +53,26 @@ cli_call(const struct cli *cli, const Corral__Request *req, Corral__Response **r
 	return CLI_EXIT_OK;
 }
 
+int
+cli_expect(Corral__Response *resp, int expected)
+{
+	if ((int)resp->response_case == expected)
+		return CLI_EXIT_OK;
+	corral__response__free_unpacked(resp, NULL);
+	return cli_fail("unexpected answer from corrald");
+}
+
 /* Prints a PolicyReply's YAML; any other answer is a protocol error. */
 static int
 cli_print_policy(Corral__Response *resp)
 {
-	int rc = CLI_EXIT_OK;
+	int rc;
 
-	if (resp->response_case != CORRAL__RESPONSE__RESPONSE_POLICY)
-		rc = cli_fail("unexpected answer from corrald");
-	else
-		fputs(resp->policy->yaml, stdout);
+	if ((rc = cli_expect(resp, CORRAL__RESPONSE__RESPONSE_POLICY)) != CLI_EXIT_OK)
+		return rc;
+	fputs(resp->policy->yaml, stdout);
 	corral__response__free_unpacked(resp, NULL);
-	return rc;
+	return CLI_EXIT_OK;
 }
 
 int
@@ -276,14 +284,13 @@ cli_denials(struct cli *cli, int argc, char **argv)
 	den.sandbox = argv[optind];
 	req.request_case = CORRAL__REQUEST__REQUEST_DENIALS;
 	req.denials = &den;
-	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK)
+	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK ||
+	    (rc = cli_expect(resp, CORRAL__RESPONSE__RESPONSE_DENIALS)) != CLI_EXIT_OK)
 		return rc;
-	if (resp->response_case != CORRAL__RESPONSE__RESPONSE_DENIALS)
-		rc = cli_fail("unexpected answer from corrald");
-	else if (json)
+	if (json)
 		cli_denials_json(resp->denials);
 	else
 		cli_denials_text(resp->denials);
 	corral__response__free_unpacked(resp, NULL);
-	return rc;
+	return CLI_EXIT_OK;
 }

@@ -231,16 +231,6 @@ cli_sandboxes_json(Corral__SandboxInfo **list, size_t n, bool array)
 	return rc;
 }
 
-/* Checks that RESP answers with CASE; else prints why and frees it. */
-static int
-cli_expect(Corral__Response *resp, Corral__Response__ResponseCase expected)
-{
-	if (resp->response_case == expected)
-		return CLI_EXIT_OK;
-	corral__response__free_unpacked(resp, NULL);
-	return cli_fail("unexpected answer from corrald");
-}
-
 static void
 cli_print_created(const Corral__SandboxInfo *s)
 {

@@ -192,14 +192,12 @@ cli_metrics(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli_find("metrics"));
 	req.request_case = CORRAL__REQUEST__REQUEST_METRICS;
 	req.metrics = &metrics;
-	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK)
+	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK ||
+	    (rc = cli_expect(resp, CORRAL__RESPONSE__RESPONSE_METRICS)) != CLI_EXIT_OK)
 		return rc;
-	if (resp->response_case != CORRAL__RESPONSE__RESPONSE_METRICS)
-		rc = cli_fail("unexpected answer from corrald");
-	else
-		fputs(resp->metrics->text, stdout);
+	fputs(resp->metrics->text, stdout);
 	corral__response__free_unpacked(resp, NULL);
-	return rc;
+	return CLI_EXIT_OK;
 }
 
 int
@@ -217,11 +215,10 @@ cli_reload(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli_find("reload"));
 	req.request_case = CORRAL__REQUEST__REQUEST_RELOAD;
 	req.reload = &reload;
-	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK)
+	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK ||
+	    (rc = cli_expect(resp, CORRAL__RESPONSE__RESPONSE_RELOAD)) != CLI_EXIT_OK)
 		return rc;
-	if (resp->response_case != CORRAL__RESPONSE__RESPONSE_RELOAD) {
-		rc = cli_fail("unexpected answer from corrald");
-	} else if (!resp->reload->ok) {
+	if (!resp->reload->ok) {
 		for (size_t i = 0; i < resp->reload->n_errors; i++)
 			fprintf(stderr, "%s\n", visible_copy(resp->reload->errors[i], shown,
 			    sizeof(shown)));

@@ -84,5 +84,8 @@ struct Corral__Response;
  * or no answer, is printed and gives CLI_EXIT_FAILED (*RESP then NULL). */
 int cli_call(const struct cli *cli, const struct Corral__Request *req,
     struct Corral__Response **resp);
+/* CLI_EXIT_OK when RESP answers with EXPECTED (a Corral__Response's
+ * response_case); else prints why, frees RESP and gives CLI_EXIT_FAILED. */
+int cli_expect(struct Corral__Response *resp, int expected);
 
 #endif
