@@ -37,6 +37,16 @@ utf8_sequence(const unsigned char *s, size_t len)
 }
 
 bool
+utf8_is_control(const unsigned char *s, size_t n)
+{
+	if (n == 1)
+		return s[0] < 0x20 || s[0] == 0x7f;
+	if (n == 2)
+		return s[0] == 0xc2 && s[1] <= 0x9f;
+	return n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9);
+}
+
+bool
 utf8_valid(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -12,6 +12,7 @@
 #include <yaml.h>
 
 #include "common/buf.h"
+#include "common/utf8.h"
 #include "policy/match.h"
 #include "policy/render.h"
 
@@ -755,23 +756,6 @@ render_yaml(const struct policy *p, char **out, size_t *len)
 	return err;
 }
 
-/* The length of the valid UTF-8 sequence at S (1 for ASCII), or 0. */
-static size_t
-render_utf8_len(const unsigned char *s)
-{
-	size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 :
-	    (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-
-	/* Overlong two-byte forms, and leads past U+10FFFF, are not text. */
-	if (s[0] == 0xc0 || s[0] == 0xc1 || s[0] > 0xf4)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	}
-	return n;
-}
-
 void
 render_comment(const char *text, char *dst, size_t size)
 {
@@ -786,14 +770,17 @@ render_comment(const char *text, char *dst, size_t size)
 	}
 	memcpy(dst, head, sizeof(head) - 1);
 	n = sizeof(head) - 1;
-	/* A whole character or none: YAML text is UTF-8, comments too. */
+	/* A whole character or none: YAML text is UTF-8, comments too. What
+	 * YAML would take for a line break (NEL, U+2028, U+2029), or refuse
+	 * (other controls), is shown as '?': the comment never ends early. */
 	while (*t != '\0') {
-		k = render_utf8_len(t);
+		k = *t < 0x80 ? 1 : utf8_sequence(t, strnlen((const char *)t, 4));
 		if (n + (k > 0 ? k : 1) + sizeof(tail) > size)
 			break;
-		if (k == 0 || (k == 1 && (*t < 0x20 || *t == 0x7f))) {
+		if (k == 0 || utf8_is_control(t, k)) {
+			/* A byte of no character, or a whole control character. */
 			dst[n++] = '?';
-			t++;
+			t += k > 0 ? k : 1;
 		} else {
 			memcpy(dst + n, t, k);
 			n += k;

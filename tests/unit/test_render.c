@@ -606,6 +606,13 @@ test_a_comment_stays_one_line_of_text(void **state)
 	assert_string_equal(line, "# owner of /a?network_policies: {}???\n");
 	render_comment("caf\xc3\xa9 \xff\xc3", line, sizeof(line));
 	assert_string_equal(line, "# caf\xc3\xa9 ??\n");
+	/* What YAML takes for a line break (NEL, U+2028, U+2029) or refuses
+	 * (C1, a surrogate, an overlong form) is shown as '?' too. */
+	render_comment("a\xc2\x85" "b\xe2\x80\xa8" "c\xe2\x80\xa9" "d\xc2\x9b" "e\xed\xa0\x80" "f",
+	    line, sizeof(line));
+	assert_string_equal(line, "# a?b?c?d?e???f\n");
+	render_comment("\xe0\x80\xaf", line, sizeof(line));
+	assert_string_equal(line, "# ???\n");
 	render_comment("ab\xc3\xa9", small, 6);
 	assert_string_equal(small, "# ab\n");
 	render_comment("x", small, 2);
@@ -620,7 +627,7 @@ test_a_commented_policy_loads(void **state)
 	struct policy *p = render_ok(&spec), *q;
 	char line[128], *yaml = NULL, *text;
 
-	render_comment("run_as is the caller's\nversion: 2", line, sizeof(line));
+	render_comment("run_as is the caller's\xe2\x80\xa8version: 2", line, sizeof(line));
 	assert_int_equal(render_yaml(p, &yaml, NULL), RENDER_OK);
 	text = malloc(strlen(line) + strlen(yaml) + 1);
 	strcpy(text, line);

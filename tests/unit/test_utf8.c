@@ -36,12 +36,28 @@ test_malformed_sequences_are_refused(void **state)
 	assert_int_equal(utf8_sequence((const unsigned char *)"", 0), 0);
 }
 
+static void
+test_controls_are_told(void **state)
+{
+	(void)state;
+	assert_true(utf8_is_control((const unsigned char *)"\n", 1));
+	assert_true(utf8_is_control((const unsigned char *)"\x7f", 1));
+	assert_false(utf8_is_control((const unsigned char *)"a", 1));
+	assert_true(utf8_is_control((const unsigned char *)"\xc2\x85", 2));    /* NEL */
+	assert_true(utf8_is_control((const unsigned char *)"\xc2\x9b", 2));    /* CSI */
+	assert_false(utf8_is_control((const unsigned char *)"\xc2\xa0", 2));   /* NBSP */
+	assert_true(utf8_is_control((const unsigned char *)"\xe2\x80\xa8", 3));
+	assert_true(utf8_is_control((const unsigned char *)"\xe2\x80\xa9", 3));
+	assert_false(utf8_is_control((const unsigned char *)"\xe2\x82\xac", 3));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ascii_and_well_formed_sequences_are_valid),
 		cmocka_unit_test(test_malformed_sequences_are_refused),
+		cmocka_unit_test(test_controls_are_told),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
