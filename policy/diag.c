@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/utf8.h"
 #include "policy/diag.h"
 
 /* The most text one entry can format to: file name, message, two lines. */
@@ -32,48 +33,19 @@ policy_diags_clear(struct policy_diags *d)
 	policy_diags_init(d);
 }
 
-/* The length of the valid UTF-8 sequence at S (N bytes left), or 0 when it
- * is invalid, overlong, a surrogate or past U+10FFFF. */
+/* The length of the valid UTF-8 character at S (N bytes left), or 0. */
 static size_t
 diag_utf8_len(const unsigned char *s, size_t n)
 {
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
+	return s[0] < 0x80 ? 1 : utf8_sequence(s, n);
 }
 
-/* True for a character a terminal would act on rather than show: C0 and
- * C1 controls (tab aside) and DEL. */
+/* True for a character a terminal would act on rather than show: the
+ * controls (tab aside), the line separators among them. */
 static bool
 diag_is_control(const unsigned char *s, size_t len)
 {
-	if (len == 1)
-		return (s[0] < 0x20 && s[0] != '\t') || s[0] == 0x7f;
-	return len == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+	return !(len == 1 && s[0] == '\t') && utf8_is_control(s, len);
 }
 
 /* A printable copy of the LEN bytes at S, at most MAX - 1 bytes long: what
