@@ -844,8 +844,16 @@ shell_spawn(struct shell *sh, char **why_out)
 	}
 	snprintf(prog, sizeof(prog), "%s/%s", runtime, SHELL_PROGRAM);
 	snprintf(so, sizeof(so), "%s/%s", runtime, SHELL_BUILTIN);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) == -1) {
+	/* Only the broker's end is non-blocking: the supervisor's blocks, so
+	 * what it sends is never lost to EAGAIN. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1) {
 		xasprintf(why_out, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (fcntl(sp[0], F_SETFL, fcntl(sp[0], F_GETFL) | O_NONBLOCK) == -1) {
+		xasprintf(why_out, "fcntl: %s", strerror(errno));
+		close(sp[0]);
+		close(sp[1]);
 		return -1;
 	}
 	sh->env = shell_zygote_env(sh);

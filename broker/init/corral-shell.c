@@ -169,6 +169,10 @@ shell_zygote_exec(const struct shell *sh, pid_t parent, int ctl)
 		_exit(SHELL_EXIT_BROKEN);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* This supervisor ignores SIGPIPE; an ignored signal stays ignored
+	 * across exec, and bash -c cannot undo it: runs would see EPIPE
+	 * where a pipeline's writer is meant to die (yes | head -1). */
+	signal(SIGPIPE, SIG_DFL);
 	/* J: the zygote and every run below it; scoped, so nothing in it can
 	 * signal this supervisor or reach an abstract socket outside. */
 	if (sh->abi >= 1 && ll_domain_only(sh->abi, LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX) == -1)
@@ -220,15 +224,24 @@ shell_spare_drop(struct shell *sh)
 	sh->spare = (struct shell_spare){ .in = -1, .state = -1 };
 }
 
+/* The next spare or zygote waits: first SHELL_RETRY_FIRST_MS, then twice
+ * as long each time, at most SHELL_RETRY_MAX_MS (a run that kills them in
+ * a loop slows them down, and the notes with them). */
+static void
+shell_backoff(struct shell *sh)
+{
+	sh->backoff_ms = sh->backoff_ms == 0 ? SHELL_RETRY_FIRST_MS :
+	    sh->backoff_ms * 2 > SHELL_RETRY_MAX_MS ? SHELL_RETRY_MAX_MS : sh->backoff_ms * 2;
+	sh->retry_ms = shell_now_ms() + sh->backoff_ms;
+}
+
 /* A spare was lost before it was used: asked again later, and after too
  * many in a row the waiting run fails. */
 static void
 shell_spare_lost(struct shell *sh, const char *why)
 {
 	shell_spare_drop(sh);
-	sh->backoff_ms = sh->backoff_ms == 0 ? SHELL_RETRY_FIRST_MS :
-	    sh->backoff_ms * 2 > SHELL_RETRY_MAX_MS ? SHELL_RETRY_MAX_MS : sh->backoff_ms * 2;
-	sh->retry_ms = shell_now_ms() + sh->backoff_ms;
+	shell_backoff(sh);
 	if (++sh->spare_fails < SHELL_SPARE_FAILS_MAX || !sh->run.active || sh->run.started)
 		return;
 	shell_send_text(SHELLWIRE_FAILED, sh->run.no, "no shell process could be made for the "
@@ -679,10 +692,8 @@ shell_zygote_ended(struct shell *sh, int status)
 	}
 	if (sh->spare.asked && !sh->spare.ready)
 		shell_spare_drop(sh);
-	if (young) {
-		sh->backoff_ms = sh->backoff_ms == 0 ? SHELL_RETRY_FIRST_MS : sh->backoff_ms;
-		sh->retry_ms = shell_now_ms() + sh->backoff_ms;
-	}
+	if (young)
+		shell_backoff(sh);
 	shell_send_text(SHELLWIRE_NOTE, 0, "the zygote bash ended (%s %d); starting another",
 	    WIFSIGNALED(status) ? "signal" : "status",
 	    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));

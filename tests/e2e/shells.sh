@@ -87,6 +87,11 @@ rc=$?
 check_eq "an id reused for another command is refused" 1 "$rc"
 check_contains "and says why" "$out" "was used for another command"
 
+# --- A pipeline's writer dies of SIGPIPE when its reader leaves, as in bash -c.
+out=$(corral run s1 -- 'yes | head -1; echo "yes ended with ${PIPESTATUS[0]}"' 2>&1)
+check_eq "yes | head -1: yes dies of SIGPIPE, quietly" "y
+yes ended with 141" "$out"
+
 # --- Timeouts, interrupts, a shell killed from inside.
 out=$(corral run --json --timeout 1 --id slow-1 s1 -- 'sleep 30')
 check "a run past its timeout is interrupted (timed_out, SIGINT)" python3 -c "
