@@ -633,18 +633,19 @@ mounts_mask_entry(struct mounts_ctx *c, struct mounts_masker *m, const char *rel
 	return false;
 }
 
-/* Masks the credential folders in the folder REL (a root, or DEPTH
- * below one; REL is a PATH_MAX buffer, given back as it came) and in its
- * folders on the same file system, reading at most *LEFT folders in all.
- * No symlink is followed. */
+/* Masks the credential folders in the folder NAME of PARENT (REL from the
+ * new root: a root, or DEPTH below one; REL is a PATH_MAX buffer, given
+ * back as it came) and in its folders, reading at most *LEFT folders in
+ * all. Below a root, no symlink is followed and no mount is crossed: a
+ * mount there is another root's (searched as one) or corral-init's own. */
 static int
-mounts_mask_tree(struct mounts_ctx *c, struct mounts_masker *m, char *rel, unsigned depth,
-    unsigned *left)
+mounts_mask_tree(struct mounts_ctx *c, struct mounts_masker *m, int parent, const char *name,
+    char *rel, unsigned depth, unsigned *left)
 {
 	struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH };
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH |
+	    (depth > 0 ? RESOLVE_NO_XDEV : 0) };
 	size_t len = strlen(rel);
-	struct stat top, st;
 	struct dirent *e;
 	int fd, rc = 0;
 	DIR *dir;
@@ -652,9 +653,9 @@ mounts_mask_tree(struct mounts_ctx *c, struct mounts_masker *m, char *rel, unsig
 	if (*left == 0)
 		return 0;
 	(*left)--;
-	if ((fd = (int)syscall(SYS_openat2, c->root, rel, &how, sizeof(how))) == -1)
-		return 0;       /* gone, or not a folder: nothing to mask in it */
-	if (fstat(fd, &top) == -1 || (dir = fdopendir(fd)) == NULL) {
+	if ((fd = (int)syscall(SYS_openat2, parent, name, &how, sizeof(how))) == -1)
+		return 0;       /* gone, not a folder, or a mount: nothing to mask in it */
+	if ((dir = fdopendir(fd)) == NULL) {
 		close(fd);
 		return 0;
 	}
@@ -664,15 +665,11 @@ mounts_mask_tree(struct mounts_ctx *c, struct mounts_masker *m, char *rel, unsig
 			continue;
 		if (mounts_mask_entry(c, m, rel, e->d_name, &rc) || depth + 1 >= MOUNTS_MASK_DEPTH ||
 		    mounts_name_in(e->d_name, mounts_mask_skipped) ||
-		    (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
-			continue;
-		/* Another file system below is another root's, or not the user's. */
-		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
-		    !S_ISDIR(st.st_mode) || st.st_dev != top.st_dev ||
+		    (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) ||
 		    len + 1 + strlen(e->d_name) >= PATH_MAX)
 			continue;
 		snprintf(rel + len, PATH_MAX - len, "/%s", e->d_name);
-		rc = mounts_mask_tree(c, m, rel, depth + 1, left);
+		rc = mounts_mask_tree(c, m, dirfd(dir), e->d_name, rel, depth + 1, left);
 		rel[len] = '\0';
 	}
 	closedir(dir);
@@ -699,7 +696,7 @@ mounts_masks(struct mounts_ctx *c, const struct initproto_spec *s)
 		unsigned left = MOUNTS_MASK_SCAN_MAX;
 
 		snprintf(rel, sizeof(rel), "%s", s->root_path[i] + 1);
-		rc = mounts_mask_tree(c, &m, rel, 0, &left);
+		rc = mounts_mask_tree(c, &m, c->root, rel, rel, 0, &left);
 	}
 	close(m.fs);
 	return rc;
