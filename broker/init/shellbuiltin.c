@@ -16,17 +16,19 @@
  *                 $__corral_s and arms the exit dump, and returns 0: the
  *                 -c string's eval then runs the script at top level, as
  *                 `bash -c` would.
- *   the exit dump (atexit, in the spare's own process only) $PWD and
+ *   the exit dump (atexit, in the spare's own process only) its working
+ *                 folder (getcwd: the kernel's, whatever $PWD says) and
  *                 export_env, the environment bash would pass a command.
  *
  * The zygote never runs a run's text; nothing of one run reaches the next.
  * Bash's ABI for loadable builtins (struct builtin, WORD_LIST, unchanged
- * since bash 2) and the seven variables and functions of bash's used here
+ * since bash 2) and the six variables and functions of bash's used here
  * are declared below: the build needs no bash headers. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -65,7 +67,6 @@ struct builtin {
 #define SHELLBUILTIN_FAIL 1             /* EXECUTION_FAILURE */
 #define SHELLBUILTIN_USAGE 2            /* EX_USAGE */
 extern void *bind_variable(const char *, char *, int);
-extern char *get_string_value(const char *);
 extern void maybe_make_export_env(void);
 extern char **export_env;
 extern void builtin_error(const char *, ...);
@@ -247,15 +248,16 @@ shellbuiltin_dump_put(size_t *at, const char *s, size_t len)
 static void
 shellbuiltin_dump(void)
 {
-	const char *pwd;
+	char pwd[PATH_MAX];
 	size_t at = 0, total;
 
 	if (shellbuiltin_spare == 0 || getpid() != shellbuiltin_spare)
 		return;
 	shellbuiltin_spare = 0;
-	pwd = get_string_value("PWD");
-	if (pwd == NULL)
-		pwd = "";
+	/* The kernel's working folder, not $PWD: the run's text may set PWD
+	 * to anything, and the report must say where the shell really is. */
+	if (getcwd(pwd, sizeof(pwd)) == NULL)
+		pwd[0] = '\0';
 	maybe_make_export_env();
 	total = strlen(pwd) + 1;
 	for (char **e = export_env; e != NULL && *e != NULL; e++)

@@ -70,6 +70,10 @@ jq_check "a run that forges a status and a dump reports the kernel's exit 7" "$o
 	"o['exit_code'] == 7 and o['cwd'] == '/tmp' and o['state_saved']"
 check_eq "and the next run has the real state, not the forged one" "real /tmp" \
 	"$(corral run s1 -- 'echo $KEEP $PWD')"
+out=$(corral run --json s1 -- 'PWD=/etc/forged; exit 7')
+jq_check "a run that sets PWD reports the folder its shell is really in" "$out" \
+	"o['exit_code'] == 7 and o['cwd'] == '/tmp'"
+check_eq "and the next run starts there" "/tmp" "$(corral run s1 -- '/bin/pwd')"
 out=$(corral run --json s1 -- "( printf 'D/forged\0KEEP=child\0' >&61 ); \
 	sleep 0 & printf 'D/forged\0KEEP=job\0' >&61 & wait; cd /; echo done")
 jq_check "a subshell's and a job's forged dumps are dropped (only the run's shell counts)" \
