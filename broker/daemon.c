@@ -23,6 +23,7 @@
 #include "broker/sandbox.h"
 #include "broker/shell.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/sock.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/addr.h"
@@ -356,14 +357,27 @@ daemon_monitor_started(struct daemon *d, struct privsep *ps)
 	log_warnx("sandboxes unavailable: %s", d->monitor_why);
 }
 
-/* Which run of SB the process PID (in SB's pid namespace) is: a shell
- * run's shell, or an exec's command. */
+/* Which run of SB the process PID or one of its ANCESTORS is under: the
+ * first whose innermost pid is a running run's shell or an exec's command.
+ * Nothing is read from /proc while SB runs neither. */
 static const char *
-daemon_run_of(struct daemon *d, struct sandbox *sb, pid_t pid, char *buf, size_t size)
+daemon_run_of(struct daemon *d, struct sandbox *sb, pid_t pid, const pid_t *ancestors,
+    size_t n)
 {
-	const char *run = shell_host_run_of(shell_host_of(d, sb, false), pid);
+	const char *run;
+	pid_t inner;
 
-	return run != NULL ? run : api_exec_run_of(sb, pid, buf, size);
+	(void)d;
+	if (sb->streams == NULL && !shell_sandbox_running(sb))
+		return NULL;
+	for (size_t i = 0; i <= n; i++) {
+		if ((inner = proc_ns_pid(i == 0 ? pid : ancestors[i - 1])) <= 0)
+			continue;
+		if ((run = shell_run_of(sb, inner)) != NULL ||
+		    (run = api_exec_run_of(sb, inner, sb->run_name, sizeof(sb->run_name))) != NULL)
+			return run;
+	}
+	return NULL;
 }
 
 int

@@ -28,7 +28,6 @@
 #include "broker/sandbox.h"
 #include "common/initproto.h"
 #include "common/log.h"
-#include "common/proc.h"
 #include "common/reason.h"
 #include "common/timeutil.h"
 #include "common/xmalloc.h"
@@ -534,25 +533,14 @@ sandbox_exetrust(struct sandbox *sb, char **err)
 	return 0;
 }
 
-/* The proxy's question, for the ledger's run field: the first of PID and
- * its ancestors (host pids, below corral-init) that is a run's shell or an
- * exec's command. Paid only when a connection's process is identified. */
+/* The proxy's question, for the ledger's run field. */
 static const char *
 sandbox_run_of(void *arg, pid_t pid, const pid_t *ancestors, size_t n)
 {
 	struct sandbox *sb = arg;
 	struct daemon *d = sb->daemon;
-	const char *run;
-	pid_t inner;
 
-	if (d == NULL || d->run_of == NULL)
-		return NULL;
-	for (size_t i = 0; i <= n; i++) {
-		if ((inner = proc_ns_pid(i == 0 ? pid : ancestors[i - 1])) > 0 &&
-		    (run = d->run_of(d, sb, inner, sb->run_name, sizeof(sb->run_name))) != NULL)
-			return run;
-	}
-	return NULL;
+	return d != NULL && d->run_of != NULL ? d->run_of(d, sb, pid, ancestors, n) : NULL;
 }
 
 /* The sandbox's proxy: its policy (taken, whatever happens), its

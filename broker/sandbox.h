@@ -40,12 +40,12 @@ struct sandbox_caller {
 
 struct sandbox;
 
-/* The run of SB that the process PID (inside SB's pid namespace) belongs
- * to: a shell run's request id, or "exec:PID" for an exec's command;
- * NULL when none. BUF (SIZE bytes) may hold the text. The layers above
- * this one answer it (daemon.c registers it). */
+/* The run of SB that the process PID, with its ANCESTORS (N, parent
+ * first; all host pids), belongs to: a shell run's request id, or
+ * "exec:PID" for an exec's command; NULL when none. The layers above this
+ * one answer it (daemon.c registers it). */
 typedef const char *(*sandbox_run_of_fn)(struct daemon *d, struct sandbox *sb, pid_t pid,
-    char *buf, size_t size);
+    const pid_t *ancestors, size_t n);
 
 struct sandbox {
 	char *name;

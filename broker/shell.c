@@ -546,9 +546,34 @@ shell_on_started(struct shell *sh, struct seqmsg *m)
 	return 0;
 }
 
-const char *
-shell_host_run_of(struct shell_host *h, pid_t pid)
+/* SB's shell host, found without sweeping the hosts of deleted
+ * sandboxes: asked from inside the proxy's decision, which must not free
+ * anything. */
+static struct shell_host *
+shell_host_find(const struct sandbox *sb)
 {
+	for (struct shell_host *h = shell_hosts; h != NULL; h = h->next)
+		if (h->sb == sb && shell_host_valid(h))
+			return h;
+	return NULL;
+}
+
+bool
+shell_sandbox_running(const struct sandbox *sb)
+{
+	const struct shell_host *h = shell_host_find(sb);
+
+	for (struct shell *sh = h != NULL ? h->shells : NULL; sh != NULL; sh = sh->next)
+		if (sh->run != NULL && sh->run_pid != 0)
+			return true;
+	return false;
+}
+
+const char *
+shell_run_of(const struct sandbox *sb, pid_t pid)
+{
+	const struct shell_host *h = shell_host_find(sb);
+
 	for (struct shell *sh = h != NULL ? h->shells : NULL; sh != NULL; sh = sh->next)
 		if (sh->run != NULL && sh->run_pid != 0 && sh->run_pid == pid)
 			return sh->run->id;

@@ -54,8 +54,10 @@ void shell_interrupt(struct shell_host *h, struct run *r);
 /* SB is being deleted: its shells go, and runs in flight end with an
  * error. The hook for sandbox_delete(); safe when SB has no shells. */
 void shell_sandbox_gone(struct sandbox *sb);
-/* The request id of H's run whose shell is PID (in the sandbox's pid
- * namespace), or NULL. */
-const char *shell_host_run_of(struct shell_host *h, pid_t pid);
+/* True while a run of SB is in one of its shells. */
+bool shell_sandbox_running(const struct sandbox *sb);
+/* The request id of SB's run whose shell is PID (in SB's pid namespace),
+ * or NULL. Neither frees anything: the proxy asks during a decision. */
+const char *shell_run_of(const struct sandbox *sb, pid_t pid);
 
 #endif
