@@ -80,6 +80,7 @@ struct session {
 	struct sockaddr_storage orig;   /* transparent: where the client meant to go */
 	bool counted;                   /* counts against the tunnel limits */
 	bool recorded_allow;            /* a close record is owed */
+	bool identify_tried;            /* identification ran (once is enough) */
 	char ip[INET6_ADDRSTRLEN];
 	struct sockaddr_storage upstream;
 	struct session *prev, *next;    /* the tenant's list, then the reaper's */
@@ -282,13 +283,14 @@ session_reply_and_close(struct session *s, const char *reply, int len, const cha
 }
 
 /* The deny record of S, with who was refused (for the auditor and the
- * agent): identification is paid on refusals too, tens of microseconds. */
+ * agent) when IDENTIFY: identification is paid on refusals too, tens of
+ * microseconds, except where shedding load is the point. */
 static void
-session_record_refusal(struct session *s, const char *reason)
+session_record_refusal(struct session *s, const char *reason, bool identify)
 {
 	struct ledger_record rec;
 
-	if (s->binary == NULL)
+	if (identify && !s->identify_tried)
 		(void)session_identify(s);
 	session_record_init(s, &rec, LEDGER_EVENT_CONNECT);
 	rec.decision = LEDGER_DECISION_DENY;
@@ -303,7 +305,7 @@ session_deny(struct session *s, const char *reason)
 	char reply[REPLY_MAX_BYTES];
 	int len;
 
-	session_record_refusal(s, reason);
+	session_record_refusal(s, reason, true);
 	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, s->binary,
 	    s->binary != NULL ? s->pid : -1, reason);
 	len = reply_forbidden(reply, sizeof(reply), s->host, s->port, s->binary, reason,
@@ -318,8 +320,10 @@ session_fail(struct session *s, int status, const char *reason)
 	char reply[REPLY_MAX_BYTES];
 	int len;
 
+	/* A 503 sheds load (tunnels, the ledger, descriptors, memory): it
+	 * costs no identification, so a flood of them costs the loop little. */
 	if (!s->recorded_allow)
-		session_record_refusal(s, reason);
+		session_record_refusal(s, reason, status != 503);
 	len = reply_error(reply, sizeof(reply), status, reason);
 	session_reply_and_close(s, reply, len, reason);
 }
@@ -811,6 +815,7 @@ session_identify(struct session *s)
 	struct identify_tuple tuple;
 	const char *run;
 
+	s->identify_tried = true;
 	if (t->diag_fd == -1 || session_client_tuple(s, &tuple) == -1 ||
 	    identify_lookup(t->diag_fd, t->map_fd, &tuple, &t->boundary, t->trust, o) != IDENTIFY_OK)
 		return NULL;
