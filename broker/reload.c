@@ -124,8 +124,11 @@ reload_restart_keys(const struct config *now, const struct config *next,
 		  next->host_proxy.transparent },
 		{ "host_proxy.dns", now->host_proxy.dns, next->host_proxy.dns },
 		{ "metrics.listen", now->metrics_listen, next->metrics_listen },
+		{ "ledger_group", now->ledger_group, next->ledger_group },
+		{ "host_proxy.cgroup", now->host_proxy.cgroup, next->host_proxy.cgroup },
 	};
 	struct proxy_limits a = now->egress, b = next->egress;
+	bool dns_same = now->ndns_upstream == next->ndns_upstream;
 
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
 		if (reload_differs(texts[i].a, texts[i].b))
@@ -137,6 +140,19 @@ reload_restart_keys(const struct config *now, const struct config *next,
 	if (now->pool.family != next->pool.family || now->pool.prefix_len != next->pool.prefix_len ||
 	    memcmp(now->pool.addr, next->pool.addr, sizeof(now->pool.addr)) != 0)
 		reload_add(&r->restart_keys, &r->nrestart_keys, "network.pool");
+	/* The descriptor budget was set for it at the start (corrald(8), DESCRIPTORS). */
+	if (now->max_sandboxes != next->max_sandboxes)
+		reload_add(&r->restart_keys, &r->nrestart_keys, "max_sandboxes");
+	for (size_t i = 0; dns_same && i < now->ndns_upstream; i++)
+		dns_same = strcmp(now->dns_upstream[i], next->dns_upstream[i]) == 0;
+	if (!dns_same)
+		reload_add(&r->restart_keys, &r->nrestart_keys, "dns.upstream");
+	if (now->nallow_cidrs != next->nallow_cidrs || (now->nallow_cidrs > 0 &&
+	    memcmp(now->allow_cidrs, next->allow_cidrs,
+	    now->nallow_cidrs * sizeof(*now->allow_cidrs)) != 0))
+		reload_add(&r->restart_keys, &r->nrestart_keys, "egress.allow_cidrs");
+	if (now->ncredentials != next->ncredentials)
+		reload_add(&r->restart_keys, &r->nrestart_keys, "credentials");
 }
 
 /* The keys that change while corrald runs: what the next request is held to. */
@@ -144,7 +160,6 @@ static void
 reload_take_keys(struct config *now, const struct config *next)
 {
 	now->shares = next->shares;
-	now->max_sandboxes = next->max_sandboxes;
 	now->max_sandboxes_per_user = next->max_sandboxes_per_user;
 	now->limits = next->limits;
 }
@@ -158,14 +173,14 @@ reload_follow(struct daemon *d, bool close_revoked, struct reload_result *r)
 
 	for (struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next) {
 		const struct policy *profile;
+		size_t closed = 0;
 		char *err = NULL;
 
 		if (sb->profile == NULL || sb->policy_edited || sb->tenant == NULL)
 			continue;
 		if ((profile = profile_set_find(d->profiles, d->cfg->profiles_dir, sb->profile,
 		    &err)) == NULL ||
-		    sandbox_follow_profile(d, sb, profile, close_revoked, &r->tunnels_closed,
-		    &err) == -1) {
+		    sandbox_follow_profile(d, sb, profile, close_revoked, &closed, &err) == -1) {
 			log_warnx("reload: sandbox %s keeps its policy: %s", sb->name,
 			    err != NULL ? err : "its profile is gone");
 			free(err);
@@ -175,6 +190,7 @@ reload_follow(struct daemon *d, bool close_revoked, struct reload_result *r)
 		    (unsigned long long)d->profiles_version);
 		(void)proxy_tenant_record_lifecycle_policy(sb->tenant, "policy_updated", version);
 		r->sandboxes_updated++;
+		r->tunnels_closed += closed;
 	}
 }
 
@@ -183,6 +199,8 @@ static void
 reload_commit(struct daemon *d, struct reload_next *next, bool close_revoked,
     struct reload_result *r)
 {
+	size_t closed = 0;
+
 	reload_restart_keys(d->cfg, next->cfg, r);
 	reload_take_keys(d->cfg, next->cfg);
 	config_free(next->cfg);
@@ -190,8 +208,9 @@ reload_commit(struct daemon *d, struct reload_next *next, bool close_revoked,
 	d->profiles = next->profiles;
 	d->profiles_version++;
 	if (next->host != NULL && proxy_tenant_set_policy(d->host, next->host, close_revoked,
-	    &r->tunnels_closed) == -1)
+	    &closed) == -1)
 		log_error("reload: out of memory; host mode keeps its policy");
+	r->tunnels_closed += closed;
 	reload_follow(d, close_revoked, r);
 	r->version = d->profiles_version;
 }
