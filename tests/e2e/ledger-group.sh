@@ -1,8 +1,8 @@
 #!/bin/sh
 # ledger_group (corrald.yaml(5)): a group whose members read the ledger.
-# Sets up: the test bed; a local group ctest-audit with a member user
-# ctest-aud (uid 1131) and a user outside it (uid 1132); corrald in the
-# test host with ledger_group: ctest-audit.
+# Sets up: the test bed; a local group ctest-aud, the group of its member
+# user ctest-aud (uid 1131) and a user outside it (uid 1132); corrald in the
+# test host with ledger_group: ctest-aud.
 # Does: reads the ledger as each user; rotates it (rename, SIGUSR1) and
 # reads the new file.
 # Expects: the folder is the group's, mode 2750, the ledger 0640 and the

@@ -178,7 +178,7 @@ ended=${out#* }
 check "past 16 at once, held connections are closed at accept ($closed of 40)" \
 	[ "${closed:-0}" -ge 24 ]
 check "a head sent a byte at a time is cut at the deadline (after ${ended}s)" \
-	[ "$ended" != none ] && [ "$ended" -le 7 ]
+	sh -c '[ "$1" != none ] && [ "$1" -le 7 ]' _ "$ended"
 scrape "$TB_DIR/again"
 check "and the listener still answers" grep -q '^corral_' "$TB_DIR/again"
 

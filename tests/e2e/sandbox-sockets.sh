@@ -327,8 +327,9 @@ inside ln "$ws/host.sock" "$ws/hard.sock" 2>/dev/null
 [ -S "$ws/hard.sock" ]; tap_result $? "a hard link of the uid-1000 host socket is made inside"
 check_eq "connect() to the hard link: EACCES" "refused:EACCES" \
 	"$(probe connect "$ws/hard.sock")"
+inside ln -sf "$hostrun/unlisted.sock" "$ws/inv.sock"
 check_eq "a symlink to the invisible host folder leads nowhere (ENOENT)" "refused:ENOENT" \
-	"$(probe connect "$hostrun/unlisted.sock")"
+	"$(probe connect "$ws/inv.sock")"
 
 # --- 3. Datagrams to a host socket.
 check_eq "sendto() a host datagram socket: EPERM (the kernel guard)" "refused:EPERM" \

@@ -169,6 +169,7 @@ addr_b=$(echo "$gwb" | awk -F. '{ printf "%s.%s.%s.%d", $1, $2, $3, $4 + 1 }')
 for f in .ssh/id_ed25519 old/home2/.gnupg/private-keys-v1.d/A.key a/b/c/.aws/credentials; do
 	out=$(inside cat "$ws/$f" 2>&1)
 	check_lacks "$f is masked inside" "$out" "secret"
+	check_contains "as an empty folder: the file is not there" "$out" "No such file"
 done
 check_eq "the host's network namespace folders are not shown" "" \
 	"$(inside sh -c 'ls -A /etc/netns 2>/dev/null')"

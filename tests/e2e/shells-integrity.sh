@@ -219,14 +219,14 @@ denied
 control" "$out"
 
 # --- The zygote killed or stopped by a run: the shell goes on.
-corral run s1 -- 'kill -9 $(ps -o pid=,sid=,args= --ppid $PPID | awk '\''$1 != $2 && /corral loop/ { print $1 }'\'')' \
-	>/dev/null 2>&1
+zpid=$(corral run s1 -- 'z=$(ps -o pid=,sid=,args= --ppid $PPID | awk '\''$1 != $2 && /corral loop/ { print $1 }'\''); kill -9 $z && echo $z' 2>/dev/null)
+check "a run finds the zygote and kills it (pid $zpid)" test -n "$zpid"
 out=$(corral run --json s1 -- 'echo after-kill')
 jq_check "after the zygote was killed, the next run works" "$out" \
 	"o['output'] == 'after-kill\n' and o['exit_code'] == 0 and not o['respawned']"
 check_eq "and the one after" "again" "$(corral run s1 -- 'echo again')"
-corral run s1 -- 'kill -STOP $(ps -o pid=,sid=,args= --ppid $PPID | awk '\''$1 != $2 && /corral loop/ { print $1 }'\'')' \
-	>/dev/null 2>&1
+zpid=$(corral run s1 -- 'z=$(ps -o pid=,sid=,args= --ppid $PPID | awk '\''$1 != $2 && /corral loop/ { print $1 }'\''); kill -STOP $z && echo $z' 2>/dev/null)
+check "a run finds the new zygote and stops it (pid $zpid)" test -n "$zpid"
 corral run s1 -- 'echo one' >/dev/null
 out=$(corral run --timeout 20 s1 -- 'echo two')
 check_eq "after the zygote was stopped, runs still complete (a new zygote)" "two" "$out"
@@ -300,8 +300,12 @@ corral sandbox delete s1 >/dev/null
 # runs' commands, never the zygote or the supervisor.
 corral sandbox create --root "$ws" --name s2 --env "BASH_ENV=$ws/bashenv" >/dev/null
 out=$(corral run s2 -- 'echo "$BASH_ENV"; printf "%s\n" "false() { return 0; }" > "$BASH_ENV";
-	kill -9 $(ps -o pid=,sid=,args= --ppid $PPID | awk '\''$1 != $2 && /corral loop/ { print $1 }'\'')')
-check_eq "a run sees the sandbox's BASH_ENV" "$ws/bashenv" "$out"
+	z=$(ps -o pid=,sid=,args= --ppid $PPID | awk '\''$1 != $2 && /corral loop/ { print $1 }'\'');
+	kill -9 $z && echo "killed $z"')
+check_eq "a run sees the sandbox's BASH_ENV" "$ws/bashenv" "$(echo "$out" | head -1)"
+check "and kills the zygote, so that the next one starts after the file" \
+	sh -c 'echo "$1" | grep -Eq "^killed [0-9]+$"' _ "$out"
+
 corral run s2 -- true >/dev/null
 corral run s2 -- false >/dev/null
 check_eq "a zygote started after a run wrote BASH_ENV's file does not read it: false reports 1" 1 "$?"
