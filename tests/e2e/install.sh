@@ -454,8 +454,10 @@ corral exec "$INST_NAME" -- curl -s -o /dev/null --max-time 5 "http://$(tb_addr 
 	>/dev/null 2>&1
 ledger=/var/log/corral/egress.jsonl
 i=0
-while [ ! -s "$ledger" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-check "the refusal is in the ledger, $ledger" test -s "$ledger"
+while ! grep -q '"decision":"deny"' "$ledger" 2>/dev/null && [ "$i" -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "the refusal is in the ledger, $ledger" grep -q '"decision":"deny"' "$ledger"
 out=$(corral sandbox delete "$INST_NAME" 2>&1)
 check_eq "delete it" 0 $?
 
@@ -490,7 +492,7 @@ i=0
 while inst_alive "$monitor" && [ "$i" -lt $((INST_STOP_WAIT_S * 10)) ]; do
 	sleep 0.1; i=$((i + 1))
 done
-check "the monitor is gone too" test ! -d "/proc/${monitor:-0}"
+check "the monitor is gone too" sh -c '[ -n "$1" ] && [ ! -d "/proc/$1" ]' _ "$monitor"
 check "and the control socket" test ! -e /run/corral/corrald.sock
 broker='' monitor=''
 tb_down
