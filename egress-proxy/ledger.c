@@ -434,14 +434,15 @@ ledger_write(struct ledger *l, const struct ledger_record *rec)
 {
 	char line[LEDGER_RECORD_MAX_BYTES];
 	int len = ledger_format(rec, line, sizeof(line));
+	ledger_observer_fn observer;
+	void *observer_arg;
 	int ret = -1;
 
-	if (len < 0)
-		return -1;
 	pthread_mutex_lock(&l->mu);
 	/* Fail closed: a record the writer cannot take is refused, never
 	 * waited for, so the caller can refuse the connection instead. */
-	if (l->failed || l->stopping || (size_t)len > LEDGER_QUEUE_MAX_BYTES - l->queued)
+	if (len < 0 || l->failed || l->stopping ||
+	    (size_t)len > LEDGER_QUEUE_MAX_BYTES - l->queued)
 		goto out;
 	memcpy(l->queue + l->queued, line, (size_t)len);
 	if (l->queued == 0)
@@ -453,17 +454,21 @@ out:
 	if (ret != 0)
 		l->refused_total++;
 	ledger_update_ok(l);
+	observer = l->observer;
+	observer_arg = l->observer_arg;
 	pthread_mutex_unlock(&l->mu);
-	if (l->observer != NULL)
-		l->observer(rec, ret == 0, l->observer_arg);
+	if (observer != NULL)
+		observer(rec, ret == 0, observer_arg);
 	return ret;
 }
 
 void
 ledger_observe(struct ledger *l, ledger_observer_fn fn, void *arg)
 {
+	pthread_mutex_lock(&l->mu);
 	l->observer = fn;
 	l->observer_arg = arg;
+	pthread_mutex_unlock(&l->mu);
 }
 
 void
@@ -502,18 +507,21 @@ ledger_reopen(struct ledger *l)
 	pthread_mutex_unlock(&l->mu);
 }
 
-/* Opens PATH to append. In a set-group-ID folder (corrald.yaml's
- * ledger_group) the file is made readable by the folder's group whatever
- * the umask: that group is the auditors'. */
+/* Opens PATH to append, making it when missing. A file made in a
+ * set-group-ID folder (corrald.yaml's ledger_group) is readable by the
+ * folder's group whatever the umask: that group is the auditors'. A file
+ * that was there keeps the mode it has. */
 static int
 ledger_open_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, LEDGER_FILE_MODE);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, LEDGER_FILE_MODE);
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	struct stat st;
 
-	if (fd == -1 || slash == NULL || (size_t)(slash - path) >= sizeof(dir))
+	if (fd == -1)
+		return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, LEDGER_FILE_MODE);
+	if (slash == NULL || (size_t)(slash - path) >= sizeof(dir))
 		return fd;
 	snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	if (stat(dir, &st) == 0 && (st.st_mode & S_ISGID) != 0)

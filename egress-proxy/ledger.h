@@ -131,7 +131,9 @@ bool ledger_ok(const struct ledger *l);
  * refused, in the caller's thread, after the ledger's lock is let go: the
  * daemon counts its metrics from the records. */
 typedef void (*ledger_observer_fn)(const struct ledger_record *rec, bool written, void *arg);
-/* Sets L's observer (NULL: none); before records come, from one thread. */
+/* Sets L's observer (NULL: none). The observer runs in each writer's
+ * thread: a ledger observed by state of one thread (corrald's metrics)
+ * must be written from that thread only, as corrald's loop does. */
 void ledger_observe(struct ledger *l, ledger_observer_fn fn, void *arg);
 
 /* How the ledger is doing, for status and metrics. */
