@@ -481,16 +481,6 @@ exec_kill(struct exec_proc *p, int sig)
 	return initproto_send_nums(p->ch->fd, INITPROTO_KILL, p->id, (uint32_t)sig, -1);
 }
 
-int
-exec_kill_foreground(struct exec_proc *p, int sig)
-{
-	if (p->ch == NULL || p->ch->lost || !p->started) {
-		errno = ESRCH;
-		return -1;
-	}
-	return initproto_send_nums(p->ch->fd, INITPROTO_KILLFG, p->id, (uint32_t)sig, -1);
-}
-
 void
 exec_proc_free(struct exec_proc *p)
 {

@@ -97,9 +97,6 @@ int exec_tty(const struct exec_proc *p);
 int exec_resize(struct exec_proc *p, unsigned int rows, unsigned int cols);
 /* Sends SIG to the command's process group. */
 int exec_kill(struct exec_proc *p, int sig);
-/* Sends SIG to the foreground process group of the command's terminal
- * (tty mode: a shell's running job), never to the command's own group. */
-int exec_kill_foreground(struct exec_proc *p, int sig);
 /* Forgets P (the command goes on) and closes its descriptors. Accepts NULL. */
 void exec_proc_free(struct exec_proc *p);
 

@@ -17,8 +17,6 @@
  *                or FAILED    id, text: the command did not start
  *   init -> daemon  EXITED    id, exit code (128+N for signal N)
  *   daemon -> init  KILL      id, signal: sent to the command's process group
- *   daemon -> init  KILLFG    id, signal: sent to the foreground process group
- *                             of the command's terminal (a shell's job)
  *   daemon -> init  FSOP      id, a file operation (broker/init/fsop.h);
  *                             fds: the result's file, then the input's
  *                             (write and edit); answered as EXEC is
@@ -66,7 +64,7 @@ enum initproto_type {
 	INITPROTO_EXITED,
 	INITPROTO_KILL,
 	INITPROTO_FSOP,
-	INITPROTO_KILLFG,
+	INITPROTO_KILLFG_RETIRED,       /* was the terminal's foreground job; never sent, refused */
 	INITPROTO_UNIX = 32,    /* numbered apart: reports, not part of a command's exchange */
 };
 

@@ -707,50 +707,6 @@ init_kill(struct init_state *st, uint32_t id, uint32_t sig)
 	}
 }
 
-/* The foreground process group of PID's terminal, from /proc/PID/stat
- * (the fields after the command name's last ')'); -1 when unknown. */
-static pid_t
-init_foreground_of(pid_t pid)
-{
-	char path[64], buf[512];
-	const char *p;
-	long tpgid = -1;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %ld", &tpgid) != 1)
-		return -1;
-	return (pid_t)tpgid;
-}
-
-/* SIG to the job in the foreground of command ID's terminal (a shell's
- * run): the broker cannot signal run_as's processes, and a terminal passes
- * SIGINT but never SIGKILL. The shell itself (its own group) is spared. */
-static void
-init_kill_foreground(struct init_state *st, uint32_t id, uint32_t sig)
-{
-	pid_t fg;
-
-	if (sig == 0 || sig > INIT_SIGNAL_MAX)
-		return;
-	for (size_t i = 0; i < st->n_children; i++) {
-		if (st->children[i].id != id)
-			continue;
-		fg = init_foreground_of(st->children[i].pid);
-		if (fg > 1 && fg != st->children[i].pid)
-			kill(-fg, (int)sig);
-	}
-}
-
 /* Handles one message from the daemon; anything unexpected ends the
  * sandbox (the daemon never sends it). */
 static void
@@ -766,14 +722,11 @@ init_dispatch(struct init_state *st)
 		return;
 	if (rc != 1)
 		_exit(rc == 0 ? 0 : 1);
-	if (st->msg->type == INITPROTO_KILL || st->msg->type == INITPROTO_KILLFG) {
+	if (st->msg->type == INITPROTO_KILL) {
 		if (seqmsg_get_u32(st->msg, &id) == -1 ||
 		    seqmsg_get_u32(st->msg, &sig) == -1 || seqmsg_get_end(st->msg, 0) == -1)
 			_exit(1);
-		if (st->msg->type == INITPROTO_KILL)
-			init_kill(st, id, sig);
-		else
-			init_kill_foreground(st, id, sig);
+		init_kill(st, id, sig);
 		return;
 	}
 	if (st->msg->type == INITPROTO_FSOP) {
