@@ -616,6 +616,7 @@ main(int argc, char **argv)
 		fatalx("cannot create the event loop");
 	if (d.privsep != NULL && privsep_attach(d.privsep, d.base) == -1)
 		fatalx("cannot watch the monitor's answers");
+	daemon_bypass_start(&d);
 	corrald_add_signals(&d, sigevs);
 	corrald_open_ledger(&d);
 	corrald_check_reloadable(&d);

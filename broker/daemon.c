@@ -15,6 +15,7 @@
 
 #include "broker/api.h"
 #include "broker/conf.h"
+#include "broker/bypass.h"
 #include "broker/daemon.h"
 #include "broker/metrics.h"
 #include "broker/privsep.h"
@@ -337,6 +338,42 @@ daemon_monitor_lost(void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
+/* A packet the fence rejected: a bypass record of the sandbox whose veth
+ * it came in on (the kernel's word, which a sandbox cannot forge as it
+ * could a source address). Packets of no live sandbox are dropped. */
+static void
+daemon_on_bypass(const struct bypass_packet *pk, void *arg)
+{
+	struct daemon *d = arg;
+
+	for (struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next) {
+		if (sb->host_ifindex == pk->ifindex && sb->tenant != NULL) {
+			proxy_tenant_record_bypass(sb->tenant, pk->ip, pk->port, pk->reason,
+			    pk->bytes);
+			return;
+		}
+	}
+}
+
+void
+daemon_bypass_start(struct daemon *d)
+{
+	const struct monitor_hello *h;
+	int fd;
+
+	if (d->privsep == NULL || !d->sandboxes_ok)
+		return;
+	h = privsep_hello(d->privsep);
+	fd = privsep_take_bypass_fd(d->privsep);
+	if (fd == -1) {
+		log_warnx("no bypass records: %s", h->bypass_why[0] != '\0' ? h->bypass_why :
+		    "the monitor bound no log group");
+		return;
+	}
+	if ((d->bypass = bypass_reader_new(d->base, fd, daemon_on_bypass, d)) == NULL)
+		log_warnx("no bypass records: out of memory");
+}
+
 void
 daemon_monitor_started(struct daemon *d, struct privsep *ps)
 {
@@ -450,6 +487,8 @@ daemon_shutdown(struct daemon *d)
 	while (d->sandboxes != NULL)
 		sandbox_delete(d, d->sandboxes);
 	metrics_stop(d);
+	bypass_reader_free(d->bypass);
+	d->bypass = NULL;
 	/* The monitor removes the fence and the cgroup roots, then exits. */
 	privsep_stop(d->privsep);
 	d->privsep = NULL;

@@ -11,6 +11,7 @@
 
 struct addr_policy;
 struct api;
+struct bypass_reader;
 struct privsep;
 struct registry;
 struct sandbox;
@@ -59,6 +60,7 @@ struct daemon {
 	struct api *api;
 	struct registry *registry;
 	struct privsep *privsep;        /* the monitor, or NULL (not started as root) */
+	struct bypass_reader *bypass;   /* the fence's rejected packets, or NULL */
 	bool sandboxes_ok;              /* else monitor_why says why not */
 	bool closing;                   /* shutting down: late builds are not adopted */
 	bool monitor_lost;              /* the monitor went: every sandbox ended, exiting */
@@ -79,6 +81,9 @@ int daemon_bind(struct daemon *d, gid_t group);
 /* Takes the monitor's word on what it set up (PS may be NULL: corrald
  * was not started as root). */
 void daemon_monitor_started(struct daemon *d, struct privsep *ps);
+/* Reads the fence's rejected packets from the socket the monitor handed
+ * over, on D's loop, into bypass records (logged when there is none). */
+void daemon_bypass_start(struct daemon *d);
 /* Opens the registry, then reaps what a dead broker left. -1 (logged)
  * when the registry cannot be opened. */
 int daemon_sandboxes_start(struct daemon *d);

@@ -25,7 +25,7 @@ struct broker_metrics {
 	struct metrics_http *http;
 	struct metric_series *start_time, *sandboxes_ready, *sandboxes_creating, *tunnels_open;
 	struct metric_series *ledger_queued, *ledger_refused, *bytes_up, *bytes_down;
-	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle, *runs;
+	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle, *runs, *bypass;
 	struct metric_series *create_seconds, *monitor_seconds;
 	uint64_t ledger_refused_seen;   /* the ledger's count at the last render */
 	struct metrics_summary sum;
@@ -88,6 +88,7 @@ metrics_on_record(const struct ledger_record *rec, bool written, void *arg)
 		metric_add(metric_series(bm->lifecycle, metrics_label(rec->reason), NULL), 1);
 		break;
 	case LEDGER_EVENT_BYPASS:
+		metric_add(metric_series(bm->bypass, metrics_label(rec->reason), NULL), 1);
 		break;
 	}
 }
@@ -149,6 +150,8 @@ metrics_families(struct broker_metrics *bm)
 	    "Queries the DNS stub judged, by decision and reason.", "decision,reason");
 	bm->unix_sockets = metrics_counter(m, "corral_unix_connections_total",
 	    "Connections to host Unix sockets, refused or listed, by decision.", "decision");
+	bm->bypass = metrics_counter(m, "corral_bypass_packets_total",
+	    "Packets the fence rejected outright, as bypass records, by reason.", "reason");
 	bm->runs = metrics_counter(m, "corral_runs_total",
 	    "Shell runs that ended, by outcome: exited, signaled, timed_out, failed.", "outcome");
 	bm->lifecycle = metrics_counter(m, "corral_lifecycle_events_total",

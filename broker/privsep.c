@@ -486,6 +486,15 @@ privsep_pid(const struct privsep *ps)
 	return ps->pid;
 }
 
+int
+privsep_take_bypass_fd(struct privsep *ps)
+{
+	int fd = ps->hello.bypass_fd;
+
+	ps->hello.bypass_fd = -1;
+	return fd;
+}
+
 const struct monitor_hello *
 privsep_hello(const struct privsep *ps)
 {
@@ -515,6 +524,7 @@ privsep_start(const struct monitor_setup *setup, char **err)
 	ps = xcalloc(1, sizeof(*ps));
 	ps->fd = sv[0];
 	ps->pid = pid;
+	ps->hello.map_fd = ps->hello.bypass_fd = -1;   /* until a HELLO names them */
 	ps->msg = xmalloc(sizeof(*ps->msg));
 	seqmsg_init(ps->msg, 0);
 	if (privsep_wait(ps, err) == -1 || monitor_wire_hello_decode(ps->msg, &ps->hello) == -1) {
@@ -545,6 +555,8 @@ privsep_stop(struct privsep *ps)
 		close(ps->fd);
 	if (ps->hello.map_fd != -1)
 		close(ps->hello.map_fd);
+	if (ps->hello.bypass_fd != -1)
+		close(ps->hello.bypass_fd);
 	/* The monitor tears down and exits: wait, so that when corrald is
 	 * gone its kernel objects are too. */
 	for (int waited = 0; waited < PRIVSEP_STOP_WAIT_MS; waited += PRIVSEP_STOP_POLL_MS) {

@@ -39,6 +39,8 @@ struct privsep *privsep_start(const struct monitor_setup *setup, char **err);
 pid_t privsep_pid(const struct privsep *ps);
 /* The monitor's HELLO. */
 const struct monitor_hello *privsep_hello(const struct privsep *ps);
+/* The HELLO's bypass log socket, taken (the caller owns it), or -1. */
+int privsep_take_bypass_fd(struct privsep *ps);
 
 /* Becomes USER for good, keeping CAP_SYS_PTRACE only, and installs the
  * broker's seccomp filter. -1 with a reason in *ERR (then exit). */

@@ -505,6 +505,7 @@ sandbox_record(struct sandbox_plan *p, struct monitor_built *b)
 	sb->slot = (unsigned)p->slot;
 	sb->gateway = b->gateway;
 	sb->address = b->address;
+	sb->host_ifindex = b->host_ifindex;
 	sb->landlock_abi = b->landlock_abi;
 	sb->init_pid = b->init_pid;
 	sb->created_us = time_now_us();

@@ -69,6 +69,7 @@ struct sandbox {
 	unsigned slot;
 	struct in_addr gateway;
 	struct in_addr address;
+	int host_ifindex;               /* its veth's host end: bypass records name it */
 	bool partial;                   /* started without every layer (best_effort) */
 	char **missing;
 	size_t nmissing;

@@ -540,6 +540,27 @@ proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *
 		    PROXY_UNIX_REFUSED_REASON);
 }
 
+void
+proxy_tenant_record_bypass(struct proxy_tenant *t, const char *ip, int port, const char *reason,
+    uint32_t bytes)
+{
+	struct ledger_record rec;
+
+	ledger_record_init(&rec, LEDGER_EVENT_BYPASS);
+	rec.sandbox = t->host_mode ? NULL : t->name;
+	rec.session_id = t->session_id;
+	rec.agent = t->agent;
+	rec.ip = ip;
+	rec.port = port >= 0 ? port : LEDGER_NULL_INT;
+	rec.reason = reason;
+	rec.bytes_up = bytes;
+	/* After the fact, like a unix record: the fence rejected the packet. */
+	if (ledger_write(t->proxy->ledger, &rec) == -1)
+		log_warnx("sandbox %s: a bypass record could not be written", t->name);
+	denial_ring_add(t->denials, time_now_us(), ip, port >= 0 ? (uint16_t)port : 0, NULL, -1,
+	    reason);
+}
+
 /* A lifecycle record of T's sandbox: WHAT, about RUN or POLICY (either NULL). */
 static int
 proxy_tenant_lifecycle(struct proxy_tenant *t, const char *what, const char *run,

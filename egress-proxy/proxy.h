@@ -162,6 +162,12 @@ struct proxy_unix_event {
  * refused, to T's denials. */
 void proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *e);
 
+/* Writes a bypass record of T's sandbox (corral-ledger(5)): a packet to IP
+ * (PORT, or -1 when its protocol has none) of BYTES that the fence
+ * rejected for REASON ("udp_not_allowed"), and adds it to T's denials. */
+void proxy_tenant_record_bypass(struct proxy_tenant *t, const char *ip, int port,
+    const char *reason, uint32_t bytes);
+
 /* Writes a lifecycle record of T's sandbox (corral-ledger(5)): WHAT is
  * its reason ("created", "deleted", "memory_limit", "pids_limit"), RUN
  * the run it concerns or NULL. -1 when the ledger refused it. */

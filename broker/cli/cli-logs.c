@@ -24,7 +24,7 @@
 enum cli_logs_field {
 	CLI_LOGS_TS, CLI_LOGS_SANDBOX, CLI_LOGS_EVENT, CLI_LOGS_DECISION, CLI_LOGS_HOST,
 	CLI_LOGS_PORT, CLI_LOGS_MODE, CLI_LOGS_BINARY, CLI_LOGS_REASON, CLI_LOGS_UP,
-	CLI_LOGS_DOWN, CLI_LOGS_FIELDS
+	CLI_LOGS_DOWN, CLI_LOGS_IP, CLI_LOGS_FIELDS
 };
 
 /* Where one record's fields are decoded; one for the whole run (large). */
@@ -32,7 +32,7 @@ struct cli_logs_record {
 	char ts[CLI_LOGS_WORD_BYTES], event[CLI_LOGS_WORD_BYTES];
 	char decision[CLI_LOGS_WORD_BYTES], mode[CLI_LOGS_WORD_BYTES];
 	char port[LEDGERREC_NUMBER_MAX_BYTES], up[LEDGERREC_NUMBER_MAX_BYTES];
-	char down[LEDGERREC_NUMBER_MAX_BYTES];
+	char down[LEDGERREC_NUMBER_MAX_BYTES], ip[LEDGERREC_VALUE_MAX_BYTES];
 	char sandbox[LEDGERREC_VALUE_MAX_BYTES], host[LEDGERREC_VALUE_MAX_BYTES];
 	char binary[LEDGERREC_VALUE_MAX_BYTES], reason[LEDGERREC_VALUE_MAX_BYTES];
 	struct ledgerrec_field f[CLI_LOGS_FIELDS];
@@ -42,12 +42,12 @@ static void
 cli_logs_record_init(struct cli_logs_record *r)
 {
 	static const char *const keys[CLI_LOGS_FIELDS] = { "ts", "sandbox", "event", "decision",
-	    "host", "port", "mode", "binary", "reason", "bytes_up", "bytes_down" };
+	    "host", "port", "mode", "binary", "reason", "bytes_up", "bytes_down", "ip" };
 	char *outs[CLI_LOGS_FIELDS] = { r->ts, r->sandbox, r->event, r->decision, r->host,
-	    r->port, r->mode, r->binary, r->reason, r->up, r->down };
+	    r->port, r->mode, r->binary, r->reason, r->up, r->down, r->ip };
 	size_t sizes[CLI_LOGS_FIELDS] = { sizeof(r->ts), sizeof(r->sandbox), sizeof(r->event),
 	    sizeof(r->decision), sizeof(r->host), sizeof(r->port), sizeof(r->mode),
-	    sizeof(r->binary), sizeof(r->reason), sizeof(r->up), sizeof(r->down) };
+	    sizeof(r->binary), sizeof(r->reason), sizeof(r->up), sizeof(r->down), sizeof(r->ip) };
 
 	for (size_t i = 0; i < CLI_LOGS_FIELDS; i++)
 		r->f[i] = (struct ledgerrec_field){ keys[i], outs[i], sizes[i], LEDGERREC_ABSENT };
@@ -72,11 +72,13 @@ cli_logs_has(const struct cli_logs_record *r, enum cli_logs_field field)
 	    r->f[field].kind == LEDGERREC_TOO_LONG;
 }
 
-/* "host:port", "[v6]:port", "host" (dns, unix), or "-" (bypass). */
+/* "host:port", "[v6]:port", "host" (dns, unix); the address when no name
+ * is known (bypass records, refusals of an address); "-" when neither. */
 static void
 cli_logs_endpoint(const struct cli_logs_record *r, char *out, size_t size)
 {
-	const char *host = cli_logs_value(r, CLI_LOGS_HOST);
+	const char *host = cli_logs_value(r, cli_logs_has(r, CLI_LOGS_HOST) ? CLI_LOGS_HOST :
+	    CLI_LOGS_IP);
 
 	if (!cli_logs_has(r, CLI_LOGS_PORT))
 		snprintf(out, size, "%s", host);

@@ -19,6 +19,13 @@
 #define FENCE_COMMAND_MAX_BYTES 256
 /* The port a sandbox's resolver (any resolver) sends DNS queries to. */
 #define FENCE_DNS_WELL_KNOWN_PORT 53
+/* Bypass records: packets copied to the log group per sandbox interface,
+ * and how much of each (the IP and transport headers). */
+#define FENCE_LOG_RATE "10/second"
+#define FENCE_LOG_BURST "20"
+#define FENCE_LOG_SNAP_BYTES "96"
+#define FENCE_LOG_SET_SIZE "65535"
+#define FENCE_LOG_RULE_MAX_BYTES 192
 
 /*
  * The table (ARCHITECTURE.md, "The fence"). Arguments: 1 table
@@ -31,7 +38,13 @@
  * interface, so another sandbox's gateway or the host's other addresses
  * count as "anywhere". Rejects are ICMP admin-prohibited or TCP resets so
  * a bypass fails at once, never by a timeout, and each is
- * counted in the named counter "bypass".
+ * counted in the named counter "bypass". Every rejected packet goes
+ * through the chain "bypass", whose first rule (argument 7, empty when no
+ * log group is set) copies it to an NFLOG group for the ledger's bypass
+ * records, at most FENCE_LOG_RATE a second per interface: the limit's
+ * state lives in the set "bypass_rate", one element per sandbox, so one
+ * sandbox's flood never silences another's records. A packet past the
+ * limit fails the rule's limit and is rejected all the same by the next.
  *
  * Also: UDP to port 53 anywhere is redirected to the stub; forward rejects
  * whatever a sandbox would route through the host (with ip_forward=0
@@ -48,6 +61,14 @@ static const char fence_rules[] =
     "table inet %1$s {\n"
     "  counter bypass {\n"
     "  }\n"
+    "  set bypass_rate {\n"
+    "    type iface_index; size " FENCE_LOG_SET_SIZE "; flags dynamic,timeout; timeout 60s;\n"
+    "  }\n"
+    "  chain bypass {\n"
+    "%7$s"
+    "    meta l4proto tcp counter name bypass reject with tcp reset\n"
+    "    counter name bypass reject with icmpx admin-prohibited\n"
+    "  }\n"
     "  chain nat_prerouting {\n"
     "    type nat hook prerouting priority dstnat; policy accept;\n"
     "    iifgroup %2$" PRIu32 " fib daddr . iif type local tcp dport { %3$u, %4$u } return\n"
@@ -56,20 +77,18 @@ static const char fence_rules[] =
     "  }\n"
     "  chain filter_prerouting {\n"
     "    type filter hook prerouting priority filter; policy accept;\n"
-    "    iifgroup %2$" PRIu32 " meta l4proto != tcp fib daddr . iif type != local"
-    " counter name bypass reject with icmpx admin-prohibited\n"
+    "    iifgroup %2$" PRIu32 " meta l4proto != tcp fib daddr . iif type != local jump bypass\n"
     "  }\n"
     "  chain input {\n"
     "    type filter hook input priority filter; policy accept;\n"
     "    iifgroup %2$" PRIu32 " ct status dnat tcp dport %5$u accept\n"
     "    iifgroup %2$" PRIu32 " fib daddr . iif type local tcp dport { %3$u, %4$u } accept\n"
     "    iifgroup %2$" PRIu32 " fib daddr . iif type local udp dport %4$u accept\n"
-    "    iifgroup %2$" PRIu32 " meta l4proto tcp counter name bypass reject with tcp reset\n"
-    "    iifgroup %2$" PRIu32 " counter name bypass reject with icmpx admin-prohibited\n"
+    "    iifgroup %2$" PRIu32 " jump bypass\n"
     "  }\n"
     "  chain forward {\n"
     "    type filter hook forward priority filter; policy accept;\n"
-    "    iifgroup %2$" PRIu32 " counter name bypass reject with icmpx admin-prohibited\n"
+    "    iifgroup %2$" PRIu32 " jump bypass\n"
     "    oifgroup %2$" PRIu32 " ct state established,related accept\n"
     "    oifgroup %2$" PRIu32 " meta l4proto tcp reject with tcp reset\n"
     "    oifgroup %2$" PRIu32 " reject with icmpx admin-prohibited\n"
@@ -82,9 +101,17 @@ static const char fence_rules[] =
     "  }\n"
     "}\n";
 
+/* The bypass chain's first rule, for log group %1$u: a copy of the
+ * packet's first FENCE_LOG_SNAP_BYTES to the group, rate-limited per
+ * interface. */
+static const char fence_log_rule[] =
+    "    update @bypass_rate { iif limit rate " FENCE_LOG_RATE " burst " FENCE_LOG_BURST
+    " packets } log group %1$u snaplen " FENCE_LOG_SNAP_BYTES "\n";
+
 struct fence {
 	struct nft_ctx *nft;
 	char table[FENCE_TABLE_MAX_BYTES];
+	char log_rule[FENCE_LOG_RULE_MAX_BYTES];       /* "" until fence_set_log_group */
 	char reason[FENCE_REASON_MAX_BYTES];
 };
 
@@ -200,13 +227,20 @@ fence_install(struct fence *f, uint32_t group, const struct fence_ports *ports)
 	}
 	n = snprintf(rules, sizeof(rules), fence_rules, f->table, group,
 	    (unsigned int)ports->connect, (unsigned int)ports->dns,
-	    (unsigned int)ports->transparent, (unsigned int)FENCE_DNS_WELL_KNOWN_PORT);
+	    (unsigned int)ports->transparent, (unsigned int)FENCE_DNS_WELL_KNOWN_PORT,
+	    f->log_rule);
 	if (n < 0 || (size_t)n >= sizeof(rules)) {
 		errno = EOVERFLOW;
 		fence_fail(f, "installing the fence: the rule text does not fit");
 		return -1;
 	}
 	return fence_run(f, rules, "installing the fence") == NULL ? -1 : 0;
+}
+
+void
+fence_set_log_group(struct fence *f, uint16_t log_group)
+{
+	snprintf(f->log_rule, sizeof(f->log_rule), fence_log_rule, (unsigned int)log_group);
 }
 
 int

@@ -7,7 +7,8 @@
  * TCP to the gateway's own connect and DNS ports passes; every other TCP is
  * redirected to the transparent port; UDP to port 53 anywhere goes to the
  * DNS stub; everything else is rejected at once (ICMP admin-prohibited or
- * a TCP reset, never a silent drop) and counted. Nothing the host sends
+ * a TCP reset, never a silent drop), counted, and, when a log group is
+ * set, copied to it for the ledger. Nothing the host sends
  * reaches a sandbox's address except replies. */
 #ifndef CORRAL_FENCE_H
 #define CORRAL_FENCE_H
@@ -38,6 +39,10 @@ void fence_free(struct fence *f);
  * every interface) and PORTS, replacing this instance's table atomically
  * if one is there. 0, or -1 with a reason. */
 int fence_install(struct fence *f, uint32_t group, const struct fence_ports *ports);
+/* From the next fence_install on, rejected packets are also copied to the
+ * NFLOG group LOG_GROUP (rate-limited per interface; see fence.c), which
+ * the ledger's bypass records are read from. */
+void fence_set_log_group(struct fence *f, uint16_t log_group);
 /* Removes this instance's table; 0 also when there was none. */
 int fence_remove(struct fence *f);
 /* 1 when this instance's table is installed, 0 when not, -1 on error. */

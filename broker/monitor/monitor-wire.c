@@ -106,30 +106,40 @@ monitor_wire_hello_encode(struct seqmsg *m, const struct monitor_hello *h)
 	seqmsg_put_str(m, h->instance);
 	seqmsg_put_u32(m, h->host_watched);
 	seqmsg_put_str(m, h->host_why);
-	seqmsg_put_u32(m, h->map_fd != -1);
+	seqmsg_put_str(m, h->bypass_why);
+	/* Which descriptors follow: bit 0 the map, bit 1 the bypass log. */
+	seqmsg_put_u32(m, (h->map_fd != -1 ? 1u : 0) | (h->bypass_fd != -1 ? 2u : 0));
 	if (h->map_fd != -1)
 		seqmsg_put_fd(m, h->map_fd);
+	if (h->bypass_fd != -1)
+		seqmsg_put_fd(m, h->bypass_fd);
 }
 
 int
 monitor_wire_hello_decode(struct seqmsg *m, struct monitor_hello *h)
 {
-	const char *why, *instance, *host_why;
-	bool has_map;
+	const char *why, *instance, *host_why, *bypass_why;
+	uint32_t has;
+	size_t at = 0;
 
 	h->map_fd = -1;
+	h->bypass_fd = -1;
 	if (m->type != MONITOR_HELLO || monitor_wire_get_bool(m, &h->sandboxes) == -1 ||
 	    seqmsg_get_str(m, &why) == -1 || seqmsg_get_str(m, &instance) == -1 ||
 	    monitor_wire_get_bool(m, &h->host_watched) == -1 ||
-	    seqmsg_get_str(m, &host_why) == -1 || monitor_wire_get_bool(m, &has_map) == -1 ||
-	    seqmsg_get_end(m, has_map ? 1 : 0) == -1)
+	    seqmsg_get_str(m, &host_why) == -1 || seqmsg_get_str(m, &bypass_why) == -1 ||
+	    seqmsg_get_u32(m, &has) == -1 || has > 3 ||
+	    seqmsg_get_end(m, (has & 1) + (has >> 1)) == -1)
 		return monitor_wire_bad();
 	if (monitor_wire_copy(h->why, sizeof(h->why), why) == -1 ||
 	    monitor_wire_copy(h->instance, sizeof(h->instance), instance) == -1 ||
-	    monitor_wire_copy(h->host_why, sizeof(h->host_why), host_why) == -1)
+	    monitor_wire_copy(h->host_why, sizeof(h->host_why), host_why) == -1 ||
+	    monitor_wire_copy(h->bypass_why, sizeof(h->bypass_why), bypass_why) == -1)
 		return -1;
-	if (has_map)
-		h->map_fd = seqmsg_take_fd(m, 0);
+	if (has & 1)
+		h->map_fd = seqmsg_take_fd(m, at++);
+	if (has & 2)
+		h->bypass_fd = seqmsg_take_fd(m, at);
 	return 0;
 }
 
@@ -376,6 +386,7 @@ monitor_wire_built_encode(struct seqmsg *m, const struct monitor_built *b)
 	seqmsg_put_u32(m, (uint32_t)b->init_pid);
 	seqmsg_put_u32(m, b->gateway.s_addr);
 	seqmsg_put_u32(m, b->address.s_addr);
+	seqmsg_put_u32(m, (uint32_t)b->host_ifindex);
 	seqmsg_put_str(m, b->home);
 	seqmsg_put_u32(m, (uint32_t)b->landlock_abi);
 	seqmsg_put_u32(m, b->seccomp);
@@ -440,7 +451,7 @@ monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b)
 	int *fds[MONITOR_WIRE_BUILT_FDS + MONITOR_WIRE_EVENTS_FDS] = { &b->channel_fd, &b->diag_fd,
 	    &b->connect_fd, &b->transparent_fd, &b->dns_udp_fd, &b->dns_tcp_fd,
 	    &b->memory_events_fd, &b->pids_events_fd };
-	uint32_t pid, gw, addr, abi, events;
+	uint32_t pid, gw, addr, ifindex, abi, events;
 	size_t nfds, taken = 0;
 	const char *home;
 
@@ -450,6 +461,7 @@ monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b)
 		*fds[i] = -1;
 	if (m->type != MONITOR_BUILT || seqmsg_get_u32(m, &pid) == -1 ||
 	    seqmsg_get_u32(m, &gw) == -1 || seqmsg_get_u32(m, &addr) == -1 ||
+	    seqmsg_get_u32(m, &ifindex) == -1 || ifindex > INT32_MAX ||
 	    seqmsg_get_str(m, &home) == -1 || seqmsg_get_u32(m, &abi) == -1 ||
 	    monitor_wire_get_bool(m, &b->seccomp) == -1 || monitor_wire_built_texts(m, b) == -1 ||
 	    monitor_wire_creds_decode(m, &b->creds) == -1 || seqmsg_get_u32(m, &events) == -1 ||
@@ -461,6 +473,7 @@ monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b)
 	b->init_pid = (pid_t)pid;
 	b->gateway.s_addr = gw;
 	b->address.s_addr = addr;
+	b->host_ifindex = (int)ifindex;
 	b->landlock_abi = (int)abi;
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]) && taken < nfds; i++)
 		if (i < MONITOR_WIRE_BUILT_FDS || (events & (1u << (i - MONITOR_WIRE_BUILT_FDS))))

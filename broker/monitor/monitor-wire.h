@@ -7,7 +7,8 @@
  * sends as untrusted: every count is bounded here and every field is
  * checked again by monitor_create. Library-like: nothing here logs.
  *
- *   monitor -> broker  HELLO    set-up result, instance; fd: the identification map
+ *   monitor -> broker  HELLO    set-up result, instance; fds: the identification
+ *                               map, the bypass log
  *   broker -> monitor  CREATE   a sandbox to build; fd: the client's connection
  *                                                        -> BUILT (6 fds) or FAILED
  *   broker -> monitor  DESTROY  a sandbox's name         -> DONE
@@ -136,6 +137,7 @@ struct monitor_built {
 	int pids_events_fd;             /* ... of forks refused at its pids limit */
 	struct in_addr gateway;         /* the host end, the proxy's address */
 	struct in_addr address;         /* the sandbox end */
+	int host_ifindex;               /* the host end's interface (the bypass log names it) */
 	char home[MONITOR_HOME_MAX_BYTES];      /* its private HOME */
 	int landlock_abi;
 	bool seccomp;
@@ -159,6 +161,8 @@ struct monitor_hello {
 	bool host_watched;              /* host_proxy.cgroup is watched */
 	char host_why[MONITOR_WIRE_TEXT_MAX];   /* else, why not ("" when not asked) */
 	int map_fd;                     /* the identification map, or -1 */
+	int bypass_fd;                  /* the fence's NFLOG group, bound (owned), or -1 */
+	char bypass_why[MONITOR_WIRE_TEXT_MAX]; /* why it is -1 ("" when not set up) */
 };
 
 /* A decoded CREATE: the request and the storage its pointers lead into.

@@ -330,7 +330,8 @@ static void
 monitor_hello(struct monitor *mon)
 {
 	const struct monitor_setup *setup = mon->setup;
-	struct monitor_hello h = { .map_fd = -1 };
+	struct monitor_hello h = { .map_fd = -1, .bypass_fd = -1 };
+	const char *bypass_why;
 	char *why = NULL;
 
 	if ((mon->op = privop_new(setup, &why)) == NULL) {
@@ -339,6 +340,8 @@ monitor_hello(struct monitor *mon)
 		h.sandboxes = true;
 		snprintf(h.instance, sizeof(h.instance), "%s", privop_instance(mon->op));
 		h.map_fd = privop_map_fd(mon->op);
+		h.bypass_fd = privop_take_bypass_fd(mon->op, &bypass_why);
+		snprintf(h.bypass_why, sizeof(h.bypass_why), "%s", bypass_why);
 	}
 	free(why);
 	why = NULL;
@@ -352,6 +355,8 @@ monitor_hello(struct monitor *mon)
 	free(why);
 	monitor_wire_hello_encode(mon->out, &h);
 	monitor_send(mon);
+	if (h.bypass_fd != -1)
+		close(h.bypass_fd);     /* the broker's now: the monitor never reads it */
 }
 
 /* Closes every descriptor above 2 but A and B. */

@@ -23,6 +23,7 @@
 #include "broker/monitor/credcopy.h"
 #include "broker/monitor/fwcheck.h"
 #include "broker/monitor/fence.h"
+#include "broker/monitor/nflog.h"
 #include "broker/monitor/privop.h"
 #include "broker/monitor/spawn.h"
 #include "broker/monitor/netlink.h"
@@ -34,6 +35,7 @@
 #include "policy/name.h"
 
 #define PRIVOP_GROUP_BASE 0x63000000u  /* interface groups: "c" and 24 bits of the instance */
+#define PRIVOP_NFLOG_BASE 0x8000u      /* NFLOG groups: the top half, 15 bits of the instance */
 #define PRIVOP_HOME_MODE 0700
 #define PRIVOP_HOME_MODE_TEXT "0700"
 #define PRIVOP_HOME_INODES "524288"      /* files HOME holds at most */
@@ -68,6 +70,9 @@ struct privop {
 	struct bpfload_attachment *host_watch;  /* host_proxy.cgroup, when watched */
 	char instance[MONITOR_INSTANCE_MAX_BYTES];
 	uint32_t group;                 /* the interface group of this instance's veths */
+	uint16_t log_group;             /* the NFLOG group of its bypass records */
+	int bypass_fd;                  /* bound to it, until the HELLO hands it over; -1: none */
+	char *bypass_why;               /* why there is none */
 	int self_netns;                 /* to come back after work in a sandbox's */
 	struct cgroup_host cgh;
 	struct fence *fence;
@@ -124,6 +129,8 @@ privop_setup_dirs(struct privop *p, char **err)
 	return 0;
 }
 
+/* The NFLOG socket first: the fence copies packets to the group only
+ * when this instance holds it, never to a group another process bound. */
 static int
 privop_setup_fence(struct privop *p, char **err)
 {
@@ -134,6 +141,10 @@ privop_setup_fence(struct privop *p, char **err)
 		reason_set(err, "fence: %s", strerror(errno));
 		return -1;
 	}
+	if ((p->bypass_fd = nflog_open(p->log_group, &p->bypass_why)) == -1)
+		log_warnx("no bypass records (%s): rejected packets are only counted", p->bypass_why);
+	else
+		fence_set_log_group(p->fence, p->log_group);
 	if (fence_install(p->fence, p->group, &ports) == -1) {
 		reason_set(err, "fence: %s", fence_reason(p->fence));
 		return -1;
@@ -166,6 +177,8 @@ privop_new(const struct monitor_setup *cfg, char **err)
 	h = privop_hash(p->state_dir);
 	snprintf(p->instance, sizeof(p->instance), "i%08x", h);
 	p->group = PRIVOP_GROUP_BASE | (h & 0xffffff);
+	p->log_group = (uint16_t)(PRIVOP_NFLOG_BASE | (h & 0x7fff));
+	p->bypass_fd = -1;
 	p->sandboxes_fd = -1;
 	p->self_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (p->self_netns == -1 || privop_setup_dirs(p, err) == -1)
@@ -209,6 +222,9 @@ privop_free(struct privop *p)
 		close(p->self_netns);
 	if (p->sandboxes_fd != -1)
 		close(p->sandboxes_fd);
+	if (p->bypass_fd != -1)
+		close(p->bypass_fd);
+	free(p->bypass_why);
 	free(p->state_dir);
 	free(p->init_path);
 	free(p->runtime_dir);
@@ -264,6 +280,16 @@ int
 privop_map_fd(const struct privop *p)
 {
 	return p->bpf != NULL ? bpfload_map_fd(p->bpf) : -1;
+}
+
+int
+privop_take_bypass_fd(struct privop *p, const char **why)
+{
+	int fd = p->bypass_fd;
+
+	p->bypass_fd = -1;
+	*why = p->bypass_why != NULL ? p->bypass_why : "";
+	return fd;
 }
 
 const char *
@@ -450,7 +476,7 @@ privop_in_netns(struct privop *p, int netns_fd, int (*fn)(void))
  * IPv6 off on both ends only: ::1 stays for local dev servers. */
 static int
 privop_wire(struct privop *p, unsigned slot, int netns, struct in_addr gw,
-    struct in_addr sb, char **err)
+    struct in_addr sb, int *host_ifindex, char **err)
 {
 	char host[IF_NAMESIZE], peer[IF_NAMESIZE];
 	struct nl *nl = nl_open(), *in = NULL;
@@ -462,6 +488,7 @@ privop_wire(struct privop *p, unsigned slot, int netns, struct in_addr gw,
 	    nl_ipv6_disable(-1, host) == -1 || nl_addr_add(nl, hidx, AF_INET, &gw, 30) == -1 ||
 	    nl_link_up(nl, hidx) == -1)
 		goto out;
+	*host_ifindex = hidx;
 	if ((in = nl_open_in_netns(netns)) == NULL || nl_ipv6_disable(netns, peer) == -1 ||
 	    (pidx = nl_ifindex(in, peer)) == -1 || nl_addr_add(in, pidx, AF_INET, &sb, 30) == -1 ||
 	    nl_link_up(in, pidx) == -1 || nl_link_up(in, 1) == -1 ||
@@ -778,7 +805,8 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	if (privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
 	    privop_grants(p, req, home_fd, out, err) == -1 ||
 	    privop_start_init(p, req, s, out, home_fd, err) == -1 ||
-	    privop_wire(p, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address, err) == -1 ||
+	    privop_wire(p, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address,
+	    &out->host_ifindex, err) == -1 ||
 	    privop_listeners(p, out, err) == -1 ||
 	    privop_watch(p, s, out, err) == -1 || privop_unix_guard(p, s, req, err) == -1 ||
 	    privop_finish(p, req, s, out, err) == -1)

@@ -30,6 +30,9 @@ void privop_firewall(struct privop *p, char *line, size_t size);
 int privop_map_fd(const struct privop *p);
 /* The instance id ("i0123abcd"): names the fence table and cgroups. */
 const char *privop_instance(const struct privop *p);
+/* The bound NFLOG socket of the bypass records, taken (the caller owns
+ * it), or -1 with the reason in *WHY (P's; "" when there is none). */
+int privop_take_bypass_fd(struct privop *p, const char **why);
 
 /* Builds sandbox REQ; fills OUT. -1 with a one-line reason in *ERR, and
  * nothing of it left behind. */

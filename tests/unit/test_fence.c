@@ -35,10 +35,16 @@
 
 #include <cmocka.h>
 
+#include "broker/bypass.h"
 #include "broker/monitor/fence.h"
 #include "broker/monitor/netlink.h"
+#include "broker/monitor/nflog.h"
 
 #define TEST_GROUP 51
+#define TEST_LOG_GROUP 33001
+#define TEST_LOG_BUF_BYTES 65536
+#define TEST_LOG_FLOOD 60               /* datagrams sent at once, over the limit's burst */
+#define TEST_LOG_BURST 20               /* fence.c's FENCE_LOG_BURST */
 #define TEST_OTHER_GROUP 52
 #define TEST_GATEWAY "10.231.0.1"
 #define TEST_SANDBOX "10.231.0.2"
@@ -539,6 +545,77 @@ test_ping_rejected(void **state)
 	assert_int_equal(test_ping(TEST_GATEWAY), prohibited);
 }
 
+struct test_logged {
+	size_t udp, icmp, other;
+	int port;
+};
+
+static void
+test_on_logged(const struct bypass_packet *pk, void *arg)
+{
+	struct test_logged *l = arg;
+
+	if (pk->protocol == IPPROTO_UDP) {
+		l->udp++;
+		l->port = pk->port;
+	} else if (pk->protocol == IPPROTO_ICMP) {
+		l->icmp++;
+	} else {
+		l->other++;
+	}
+}
+
+/* Reads FD until it has been quiet for a moment, into L. */
+static void
+test_read_log(int fd, struct test_logged *l)
+{
+	static char buf[TEST_LOG_BUF_BYTES];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	while (poll(&pfd, 1, 200) == 1 && (n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		assert_int_equal(bypass_parse(buf, (size_t)n, test_on_logged, l), 0);
+}
+
+/* With a log group, each rejected packet is also copied to it, within the
+ * per-interface limit; a second socket cannot take the group. */
+static void
+test_rejected_packets_reach_the_log_group(void **state)
+{
+	struct test_logged l = { 0 };
+	struct sockaddr_in to;
+	char *why = NULL;
+	long ms;
+	int fd, flood;
+
+	fd = nflog_open(TEST_LOG_GROUP, &why);
+	assert_int_not_equal(fd, -1);
+	assert_int_equal(nflog_open(TEST_LOG_GROUP, &why), -1);
+	assert_non_null(strstr(why, "binding the group"));
+	free(why);
+	fence_set_log_group(env.fence, TEST_LOG_GROUP);
+	assert_int_equal(fence_install(env.fence, TEST_GROUP, &test_ports), 0);
+	assert_int_equal(test_udp_refusal(TEST_OUTSIDE, 9, &ms), EHOSTUNREACH);
+	assert_int_not_equal(test_ping(TEST_OUTSIDE), -1);
+	test_read_log(fd, &l);
+	assert_int_equal(l.udp, 1);
+	assert_int_equal(l.port, 9);
+	assert_int_equal(l.icmp, 1);
+	assert_int_equal(l.other, 0);
+	/* At once from one socket: a refusal each would wait for its ICMP
+	 * error, which the kernel rate-limits, and the limit's tokens refill. */
+	l = (struct test_logged){ 0 };
+	flood = test_sandbox_socket(SOCK_DGRAM, 0);
+	to = test_sockaddr(TEST_OUTSIDE, 10);
+	for (int i = 0; i < TEST_LOG_FLOOD; i++)
+		(void)sendto(flood, "x", 1, 0, (struct sockaddr *)&to, sizeof(to));
+	close(flood);
+	test_read_log(fd, &l);
+	printf("# %zu of %d datagrams at once reached the log group\n", l.udp, TEST_LOG_FLOOD);
+	assert_true(l.udp >= 1 && l.udp < TEST_LOG_FLOOD && l.udp <= TEST_LOG_BURST + 5);
+	close(fd);
+}
+
 static void
 test_host_cannot_reach_sandbox_address(void **state)
 {
@@ -672,6 +749,7 @@ main(void)
 		FENCED(test_udp_elsewhere_rejected_at_once_and_counted),
 		FENCED(test_ping_rejected),
 		FENCED(test_host_cannot_reach_sandbox_address),
+		cmocka_unit_test_teardown(test_rejected_packets_reach_the_log_group, test_unfenced),
 		cmocka_unit_test(test_without_fence_traffic_is_not_redirected),
 		cmocka_unit_test(test_remove_leaves_no_table),
 		cmocka_unit_test(test_install_twice_replaces_table),

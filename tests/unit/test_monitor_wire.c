@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -287,12 +288,14 @@ test_built_round_trips_with_its_descriptors(void **state)
 	b.memory_events_fd = -1;
 	b.pids_events_fd = pipes[0][0];         /* only the pids count: a v1 memory without one */
 	b.gateway.s_addr = htonl(0x0ae70001);
+	b.host_ifindex = 31;
 	snprintf(b.home, sizeof(b.home), "/var/lib/corral/sandboxes/demo/home");
 	monitor_wire_built_encode(p->out, &b);
 	carry(p);
 	assert_int_equal(monitor_wire_built_decode(p->in, &got), 0);
 	assert_int_equal(got.init_pid, 4242);
 	assert_int_equal(got.gateway.s_addr, b.gateway.s_addr);
+	assert_int_equal(got.host_ifindex, 31);
 	assert_string_equal(got.home, b.home);
 	assert_int_equal(got.n_missing, 1);
 	assert_string_equal(got.missing[0], "nftables fence");
@@ -364,7 +367,8 @@ test_hello_carries_the_map_descriptor(void **state)
 {
 	struct pair *p = *state;
 	struct monitor_hello h = { .sandboxes = true, .instance = "i0123abcd",
-	    .host_watched = false, .host_why = "no cgroup" };
+	    .host_watched = false, .host_why = "no cgroup", .bypass_fd = -1,
+	    .bypass_why = "NFLOG group 1: binding the group: Device or resource busy" };
 	struct monitor_hello got;
 
 	h.map_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -374,9 +378,43 @@ test_hello_carries_the_map_descriptor(void **state)
 	assert_true(got.sandboxes);
 	assert_string_equal(got.instance, "i0123abcd");
 	assert_string_equal(got.host_why, "no cgroup");
+	assert_string_equal(got.bypass_why, h.bypass_why);
 	assert_true(got.map_fd >= 0);
+	assert_int_equal(got.bypass_fd, -1);
 	close(got.map_fd);
 	close(h.map_fd);
+}
+
+/* Either descriptor may come alone: each lands in its own field. */
+static void
+test_hello_carries_the_bypass_log_alone_or_with_the_map(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_hello h = { .sandboxes = true, .instance = "i1", .map_fd = -1 };
+	struct monitor_hello got;
+	struct stat want, have;
+
+	h.bypass_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(fstat(h.bypass_fd, &want), 0);
+	monitor_wire_hello_encode(p->out, &h);
+	carry(p);
+	assert_int_equal(monitor_wire_hello_decode(p->in, &got), 0);
+	assert_int_equal(got.map_fd, -1);
+	assert_int_equal(fstat(got.bypass_fd, &have), 0);
+	assert_true(have.st_rdev == want.st_rdev);
+	close(got.bypass_fd);
+	h.map_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	monitor_wire_hello_encode(p->out, &h);
+	carry(p);
+	assert_int_equal(monitor_wire_hello_decode(p->in, &got), 0);
+	assert_int_equal(fstat(got.bypass_fd, &have), 0);
+	assert_true(have.st_rdev == want.st_rdev);
+	assert_int_equal(fstat(got.map_fd, &have), 0);
+	assert_true(have.st_rdev != want.st_rdev);
+	close(got.bypass_fd);
+	close(got.map_fd);
+	close(h.map_fd);
+	close(h.bypass_fd);
 }
 
 int
@@ -398,6 +436,7 @@ main(void)
 		T(test_reap_list_round_trips),
 		T(test_text_of_another_type_is_refused),
 		T(test_hello_carries_the_map_descriptor),
+		T(test_hello_carries_the_bypass_log_alone_or_with_the_map),
 	};
 #undef T
 
