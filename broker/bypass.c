@@ -143,15 +143,23 @@ bypass_message(const struct nlmsghdr *nlh, bypass_packet_fn fn, void *arg)
 size_t
 bypass_parse(const void *buf, size_t len, bypass_packet_fn fn, void *arg)
 {
-	const struct nlmsghdr *nlh = buf;
-	int left = len > (size_t)INT32_MAX ? INT32_MAX : (int)len;
-	size_t malformed = 0;
+	const char *p = buf;
+	struct nlmsghdr h;
+	size_t at = 0, whole, malformed = 0;
 
-	/* mnl_nlmsg_ok checks each header's length against what is left. */
-	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-		if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(struct nfgenmsg)) ||
-		    bypass_message(nlh, fn, arg) == -1)
+	/* Not mnl_nlmsg_ok/next: they take the length as an int, and a length
+	 * past INT_MAX passes their check and then wraps the walk. */
+	while (len - at >= sizeof(h)) {
+		memcpy(&h, p + at, sizeof(h));
+		whole = MNL_ALIGN((size_t)h.nlmsg_len);
+
+		/* The attribute walk reads up to the aligned end: it must be in. */
+		if (h.nlmsg_len < sizeof(h) || whole > len - at)
+			return malformed + 1;   /* the rest of the datagram is not trusted */
+		if (h.nlmsg_len < mnl_nlmsg_size(sizeof(struct nfgenmsg)) ||
+		    bypass_message((const struct nlmsghdr *)(const void *)(p + at), fn, arg) == -1)
 			malformed++;
+		at += whole;
 	}
 	return malformed;
 }

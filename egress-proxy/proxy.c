@@ -516,15 +516,24 @@ proxy_tenant_socket_path(const struct proxy_tenant *t, const char *name)
 	return name;
 }
 
+/* A record of EVENT about T's sandbox: its name, session and agent set,
+ * every other field null. */
+static void
+proxy_tenant_record_init(const struct proxy_tenant *t, struct ledger_record *rec,
+    enum ledger_event event)
+{
+	ledger_record_init(rec, event);
+	rec->sandbox = t->host_mode ? NULL : t->name;
+	rec->session_id = t->session_id;
+	rec->agent = t->agent;
+}
+
 void
 proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_event *e)
 {
 	struct ledger_record rec;
 
-	ledger_record_init(&rec, LEDGER_EVENT_UNIX);
-	rec.sandbox = t->host_mode ? NULL : t->name;
-	rec.session_id = t->session_id;
-	rec.agent = t->agent;
+	proxy_tenant_record_init(t, &rec, LEDGER_EVENT_UNIX);
 	rec.pid = e->pid >= 0 ? e->pid : LEDGER_NULL_INT;
 	rec.binary = e->binary;
 	rec.host = e->path;
@@ -546,10 +555,7 @@ proxy_tenant_record_bypass(struct proxy_tenant *t, const char *ip, int port, con
 {
 	struct ledger_record rec;
 
-	ledger_record_init(&rec, LEDGER_EVENT_BYPASS);
-	rec.sandbox = t->host_mode ? NULL : t->name;
-	rec.session_id = t->session_id;
-	rec.agent = t->agent;
+	proxy_tenant_record_init(t, &rec, LEDGER_EVENT_BYPASS);
 	rec.ip = ip;
 	rec.port = port >= 0 ? port : LEDGER_NULL_INT;
 	rec.reason = reason;
@@ -568,10 +574,7 @@ proxy_tenant_lifecycle(struct proxy_tenant *t, const char *what, const char *run
 {
 	struct ledger_record rec;
 
-	ledger_record_init(&rec, LEDGER_EVENT_LIFECYCLE);
-	rec.sandbox = t->host_mode ? NULL : t->name;
-	rec.session_id = t->session_id;
-	rec.agent = t->agent;
+	proxy_tenant_record_init(t, &rec, LEDGER_EVENT_LIFECYCLE);
 	rec.run = run;
 	rec.policy = policy;
 	rec.reason = what;

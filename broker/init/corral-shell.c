@@ -443,11 +443,13 @@ shell_run_start(struct shell *sh)
 	sh->spare.state = -1;
 	/* Undoes a stop an earlier run's process may have sent the spare. */
 	kill(sh->run.pid, SIGCONT);
-	/* Whose connections are this run's: the broker names them in the ledger. */
-	shell_send_nums(SHELLWIRE_STARTED, (uint32_t[]){ sh->run.no, (uint32_t)sh->run.pid }, 2, -1);
 	/* A spare that never takes its script is killed: its status says so. */
 	if (shell_run_send_script(sh) == -1)
 		kill(-sh->run.pid, SIGKILL);
+	/* Whose connections are this run's: the broker names them in the
+	 * ledger. Sent once the spare has its script, so the run starts a
+	 * wake-up sooner; a connection of the run comes long after. */
+	shell_send_nums(SHELLWIRE_STARTED, (uint32_t[]){ sh->run.no, (uint32_t)sh->run.pid }, 2, -1);
 	shell_close(&sh->run.out);      /* only the run's processes write to it */
 	free(sh->run.script);
 	sh->run.script = NULL;

@@ -200,10 +200,36 @@ test_other_messages_and_cut_buffers(void **state)
 	put_message(buf, &at, packet_type, TEST_IFINDEX, ip, 28);
 	/* A datagram cut inside its second message: the first is read, the
 	 * rest is not trusted. */
-	assert_int_equal(bypass_parse(buf, first + 10, on_packet, &s), 0);
+	assert_int_equal(bypass_parse(buf, first + 20, on_packet, &s), 1);
 	assert_int_equal(s.n, 1);
 	assert_int_equal(bypass_parse(buf, 3, on_packet, &s), 0);
 	assert_int_equal(s.n, 1);
+}
+
+/* Lengths the fuzzer found: past INT_MAX, past the buffer, too short, or
+ * unaligned at the end. Each ends the walk as one malformed message. */
+static void
+test_lengths_that_do_not_fit_end_the_walk(void **state)
+{
+	static const uint32_t lengths[] = { 0, 8, 0xffffffffu, 0xfffffffcu, 0x80000000u, 4096 };
+	char buf[TEST_BUF_BYTES];
+	uint8_t ip[64];
+	size_t at = 0;
+	struct seen s = { 0 };
+
+	(void)state;
+	put_message(buf, &at, packet_type, TEST_IFINDEX, ip,
+	    ip4(ip, IPPROTO_UDP, "198.18.1.1", 41, 0, 9));
+	for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+		memcpy(buf, &lengths[i], sizeof(lengths[i]));
+		assert_int_equal(bypass_parse(buf, at, on_packet, &s), 1);
+	}
+	assert_int_equal(s.n, 0);
+	/* An unaligned length whose padding is not in the datagram. */
+	at = 0;
+	put_message(buf, &at, packet_type, TEST_IFINDEX, ip, 27);
+	assert_int_equal(bypass_parse(buf, at - 1, on_packet, &s), 1);
+	assert_int_equal(s.n, 0);
 }
 
 int
@@ -216,6 +242,7 @@ main(void)
 		cmocka_unit_test(test_ipv6_udp),
 		cmocka_unit_test(test_malformed_messages_are_skipped_and_counted),
 		cmocka_unit_test(test_other_messages_and_cut_buffers),
+		cmocka_unit_test(test_lengths_that_do_not_fit_end_the_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
