@@ -16,7 +16,7 @@
  *                 $__corral_s and arms the exit dump, and returns 0: the
  *                 -c string's eval then runs the script at top level, as
  *                 `bash -c` would.
- *   the exit dump (atexit, in the spare's own process only) its working
+ *   the exit dump (on_exit, in the spare's own process only) its working
  *                 folder (getcwd: the kernel's, whatever $PWD says) and
  *                 export_env, the environment bash would pass a command.
  *
@@ -33,6 +33,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -243,17 +244,14 @@ shellbuiltin_dump_put(size_t *at, const char *s, size_t len)
 	return 0;
 }
 
-/* The exit dump, at exit() of the spare's own shell only: subshells
- * inherit the atexit registration, and their state is not the run's. */
+/* The exit dump of the spare's own shell: subshells inherit the
+ * registration, and their state is not the run's. */
 static void
 shellbuiltin_dump(void)
 {
 	char pwd[PATH_MAX];
 	size_t at = 0, total;
 
-	if (shellbuiltin_spare == 0 || getpid() != shellbuiltin_spare)
-		return;
-	shellbuiltin_spare = 0;
 	/* The kernel's working folder, not $PWD: the run's text may set PWD
 	 * to anything, and the report must say where the shell really is. */
 	if (getcwd(pwd, sizeof(pwd)) == NULL)
@@ -273,6 +271,23 @@ shellbuiltin_dump(void)
 			return;
 	}
 	(void)shellbuiltin_send(SHELLINNER_STATE_FD, SHELLINNER_DUMP_END, shellbuiltin_chunk, at);
+}
+
+/* on_exit, first of the handlers (the last registered): the dump, then
+ * straight to _exit with the same STATUS. What exit() would do next is
+ * the run's cost alone: the libraries' destructors and the atfork and
+ * atexit lists, a dozen page faults in a fresh clone, none of which a
+ * shell about to end needs; its output is flushed first. */
+static void
+shellbuiltin_on_exit(int status, void *arg)
+{
+	(void)arg;
+	if (shellbuiltin_spare == 0 || getpid() != shellbuiltin_spare)
+		return;
+	shellbuiltin_spare = 0;
+	shellbuiltin_dump();
+	fflush(NULL);
+	_exit(status);
 }
 
 /* In the spare, from its clone to its script: never returns on failure. */
@@ -312,7 +327,7 @@ shellbuiltin_spare_start(const int fds[SHELLINNER_SPAWN_FDS])
 	bind_variable(SHELLWIRE_SCRIPT_VAR, script, 0);
 	free(script);
 	shellbuiltin_spare = getpid();
-	if (atexit(shellbuiltin_dump) != 0)
+	if (on_exit(shellbuiltin_on_exit, NULL) != 0)
 		shellbuiltin_spare = 0;
 }
 

@@ -128,6 +128,13 @@ check_eq "but not a later run: false reports 1, the sourced export is kept, the 
 	"1 yes real /" "$(corral run s1 -- 'false; echo $? $FROM_ENVRC $KEEP $PWD')"
 corral run s1 -- 'cd /tmp' >/dev/null
 
+# The shell's end skips exit()'s own work (corral-shell.so): its output,
+# buffered or not, and its EXIT trap still come out, and its status is the
+# one it ended with.
+out=$(corral run --json s1 -- 'trap "printf trap-out" EXIT; printf no-newline; printf " %s" x >&2; exit 3')
+jq_check "output without a newline, on both streams, and the EXIT trap's, all come out; exit 3 is 3" \
+	"$out" "o['output'] == 'no-newline xtrap-out' and o['exit_code'] == 3"
+
 # --- What a run is: its own shell and session, no terminal, no descriptor of ours.
 out=$(corral run s1 -- 'echo "$$ $BASHPID"; cat /proc/$PPID/comm; tty; [ -t 1 ] && echo tty1;
 	ls /proc/self/fd | tr "\n" " "')
