@@ -502,6 +502,10 @@ api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
 	api_slot_on_close(slot, exec_stream_close, st);
 	st->tty = req->tty;
 	st->early_in = evbuffer_new();
+	/* The start's own stdin goes first, as if sent in a stdin frame
+	 * (PROTOCOL.md, "The exec stream"). */
+	if (req->stdin.len > 0)
+		evbuffer_add(st->early_in, req->stdin.data, req->stdin.len);
 	st->timer = evtimer_new(d->base, exec_stream_on_timer, st);
 	bufferevent_setcb(bev, exec_stream_on_client_read, exec_stream_on_client_write,
 	    exec_stream_on_client_event, st);

@@ -58,6 +58,7 @@ struct sandbox_plan {
 	size_t ngrants;
 	struct limits_value limits[LIMITS_N];
 	struct monitor_socket sockets[MONITOR_SOCKETS_MAX];     /* the policy's, for the monitor */
+	bool name_taken;                /* refused for its name alone: already_exists */
 };
 
 /* A create in flight: its own copy of the request, and the plan. */
@@ -133,6 +134,7 @@ sandbox_plan_name(struct daemon *d, struct sandbox_plan *p, char **err)
 		snprintf(p->name, sizeof(p->name), "%s", p->req->name);
 	}
 	if (sandbox_find(d, p->name) != NULL || sandbox_creating_named(d, p->name)) {
+		p->name_taken = true;
 		reason_set(err, "a sandbox named '%s' already exists", p->name);
 		return -1;
 	}
@@ -955,8 +957,11 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	c->plan = (struct sandbox_plan){ .req = c->req, .caller = &c->caller, .slot = -1 };
 	c->done = done;
 	c->arg = arg;
-	if (sandbox_plan(d, &c->plan, &err) == -1)
+	if (sandbox_plan(d, &c->plan, &err) == -1) {
+		if (c->plan.name_taken)
+			code = WIRE_ERR_EXISTS;
 		goto refused;
+	}
 	code = WIRE_ERR_LIMIT;
 	if (sandbox_reserve(d, &c->plan, &err) == -1)
 		goto refused;
