@@ -18,37 +18,21 @@
 #define CLI_POLICY_FILE_MAX_BYTES (1024 * 1024)
 #define CLI_JSON_MAX_BYTES (4 * 1024 * 1024)
 
-/* MESSAGE on stderr after "corral: ", a line at a time, each made safe:
- * it may quote a name or a path that someone else chose. */
-static void
-cli_print_message(const char *message)
-{
-	const char *line = message, *nl;
-
-	fputs("corral: ", stderr);
-	while ((nl = strchr(line, '\n')) != NULL) {
-		char *part = xstrndup(line, (size_t)(nl - line));
-
-		fprintf(stderr, "%s\n", cli_text(part));
-		free(part);
-		line = nl + 1;
-	}
-	fprintf(stderr, "%s\n", cli_text(line));
-}
-
 int
 cli_call(const struct cli *cli, const Corral__Request *req, Corral__Response **resp)
 {
 	char why[512];
 
+	int rc;
+
 	if (client_request(cli->socket_path, req, resp, why, sizeof(why)) == -1)
-		return cli_fail("%s", why);
+		return cli_unreachable(why);
 	if ((*resp)->response_case == CORRAL__RESPONSE__RESPONSE_ERROR) {
-		/* The daemon's message names what was wrong; print each line. */
-		cli_print_message((*resp)->error->message);
+		/* The daemon's message names what was wrong; its code, the kind. */
+		rc = cli_error((*resp)->error->code, "%s", (*resp)->error->message);
 		corral__response__free_unpacked(*resp, NULL);
 		*resp = NULL;
-		return CLI_EXIT_FAILED;
+		return rc;
 	}
 	return CLI_EXIT_OK;
 }

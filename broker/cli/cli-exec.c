@@ -21,6 +21,7 @@
 #include "broker/cli/client.h"
 #include "common/buf.h"
 #include "common/frame.h"
+#include "common/timeutil.h"
 #include "common/wire.h"
 
 #define CLI_EXEC_CHUNK_BYTES (64 * 1024)        /* one read from the socket or stdin */
@@ -29,6 +30,9 @@
 #define CLI_EXEC_WHY_BYTES 512
 
 /* What `corral exec` was asked for; req points into the other fields. */
+#define CLI_EXEC_KILLED_BY(sig) (128 + (sig))
+#define CLI_NS_PER_MS 1000000
+
 struct cli_exec_args {
 	Corral__ExecSandboxRequest req;
 	struct cli_map env;
@@ -248,7 +252,7 @@ cli_exec_event(struct cli_exec *x, const uint8_t *payload, size_t len)
 		break;
 	case CORRAL__EXEC_SANDBOX_EVENT__PAYLOAD_ERROR:
 		cli_exec_restore_tty();
-		cli_exec_finish(x, cli_fail("%s", ev->error->message));
+		cli_exec_finish(x, cli_error(ev->error->code, "%s", ev->error->message));
 		break;
 	default:
 		cli_exec_finish(x, cli_fail("corrald sent an exec event this corral does not know"));
@@ -405,7 +409,7 @@ cli_exec_start(struct cli *cli, struct cli_exec *x, Corral__ExecSandboxRequest *
 	int rc;
 
 	if ((x->sock = client_connect(cli->socket_path, why, sizeof(why))) == -1)
-		return cli_fail("%s", why);
+		return cli_unreachable(why);
 	req.request_case = CORRAL__REQUEST__REQUEST_EXEC_START;
 	req.exec_start = start;
 	if ((rc = cli_exec_queue(x, &req.base)) != 0 || !start->tty)
@@ -421,6 +425,7 @@ cli_exec(struct cli *cli, int argc, char **argv)
 {
 	struct cli_exec_args a = { .req = CORRAL__EXEC_SANDBOX_REQUEST__INIT };
 	struct cli_exec x = { .sock = -1, .sigfd = -1, .stdin_open = true };
+	int64_t started_ms;
 	int rc;
 
 	cli_map_init(&a.env, &corral__exec_sandbox_request__environment_entry__descriptor);
@@ -428,11 +433,18 @@ cli_exec(struct cli *cli, int argc, char **argv)
 		goto out;
 	x.dec = frame_decoder_new();
 	x.queue = buf_new(CLI_EXEC_QUEUE_MAX_BYTES);
+	started_ms = time_mono_ns() / CLI_NS_PER_MS;
 	if (x.dec == NULL || x.queue == NULL)
 		rc = cli_fail("out of memory");
 	else if ((rc = cli_exec_start(cli, &x, &a.req)) == 0)
 		rc = cli_exec_loop(&x);
 	cli_exec_restore_tty();
+	/* The daemon ends a command past its timeout with SIGTERM, then
+	 * SIGKILL: that end is the timeout's, as timeout(1) reports it. */
+	if (!cli_errored && a.req.timeout_seconds > 0 && (rc == CLI_EXEC_KILLED_BY(SIGTERM) ||
+	    rc == CLI_EXEC_KILLED_BY(SIGKILL)) &&
+	    time_mono_ns() / CLI_NS_PER_MS - started_ms >= (int64_t)a.req.timeout_seconds * 1000)
+		rc = CLI_EXIT_TIMEOUT;
 out:
 	if (x.sock != -1)
 		close(x.sock);
@@ -441,5 +453,6 @@ out:
 	frame_decoder_free(x.dec);
 	buf_free(x.queue);
 	cli_map_clear(&a.env);
-	return rc;
+	/* The command's own status passes through; corral's failures are one. */
+	return cli_errored && rc != CLI_EXIT_USAGE ? CLI_EXIT_CORRAL : rc;
 }

@@ -232,61 +232,77 @@ cli_run_ack(const struct cli *cli, const char *sandbox, const char *id)
 		corral__response__free_unpacked(resp, NULL);
 }
 
+/* A run's exit status: the shell's, or CLI_EXIT_TIMEOUT when its timeout
+ * ended it. */
+static int
+cli_run_status(const Corral__RunResult *result)
+{
+	return result->timed_out ? CLI_EXIT_TIMEOUT : result->exit_code & CLI_RUN_EXIT_MASK;
+}
+
+static int
+cli_run_follow(struct cli *cli, Corral__RunStart *start, struct cli_run *c, bool own_id)
+{
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__RunResult *result = NULL;
+	struct client_run_error err;
+	char why[CLI_RUN_WHY_BYTES];
+	int64_t started_us;
+	int fd, rc;
+
+	if ((fd = client_connect(cli->socket_path, why, sizeof(why))) == -1)
+		return cli_unreachable(why);
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_START;
+	req.run_start = start;
+	started_us = time_now_us();
+	switch (client_run(fd, &req, cli_run_output, c, &result, &err)) {
+	case CLIENT_RUN_RESULT:
+		if (c->json)
+			cli_run_print_json(c, start->request_id, result);
+		rc = cli_run_status(result);
+		if (own_id)
+			cli_run_ack(cli, start->sandbox, start->request_id);
+		break;
+	case CLIENT_RUN_LOST:
+		rc = cli_run_lost(cli, err.why, start->request_id, started_us);
+		break;
+	case CLIENT_RUN_STOPPED:
+		rc = cli_fail("%s (run '%s' goes on)", c->stop_why, start->request_id);
+		break;
+	default:
+		rc = cli_error(err.code, "%s", err.why);
+		break;
+	}
+	if (result != NULL)
+		corral__run_result__free_unpacked(result, NULL);
+	close(fd);
+	return rc;
+}
+
 int
 cli_run(struct cli *cli, int argc, char **argv)
 {
 	Corral__RunStart start = CORRAL__RUN_START__INIT;
-	Corral__Request req = CORRAL__REQUEST__INIT;
-	Corral__RunResult *result = NULL;
 	struct cli_run c = { 0 };
-	char why[CLI_RUN_WHY_BYTES], id[CLI_RUN_ID_BYTES], *text = malloc(CLI_RUN_TEXT_MAX_BYTES);
+	char id[CLI_RUN_ID_BYTES], *text = malloc(CLI_RUN_TEXT_MAX_BYTES);
 	bool own_id;
-	int64_t started_us;
-	int fd = -1, rc;
+	int rc;
 
 	if (text == NULL)
 		return cli_fail("out of memory");
-	if ((rc = cli_run_parse(argc, argv, &start, &c.json, text)) != 0)
-		goto out;
-	/* Without --id the run gets an id of ours, acknowledged once done. */
-	if ((own_id = start.request_id[0] == '\0')) {
-		cli_run_new_id(id, sizeof(id));
-		start.request_id = id;
+	if ((rc = cli_run_parse(argc, argv, &start, &c.json, text)) == 0) {
+		/* Without --id the run gets an id of ours, acknowledged once done. */
+		if ((own_id = start.request_id[0] == '\0')) {
+			cli_run_new_id(id, sizeof(id));
+			start.request_id = id;
+		}
+		c.out = buf_new(CLI_RUN_OUTPUT_MAX_BYTES);
+		rc = cli_run_follow(cli, &start, &c, own_id);
+		buf_free(c.out);
 	}
-	c.out = buf_new(CLI_RUN_OUTPUT_MAX_BYTES);
-	if ((fd = client_connect(cli->socket_path, why, sizeof(why))) == -1) {
-		rc = cli_fail("%s", why);
-		goto out;
-	}
-	req.request_case = CORRAL__REQUEST__REQUEST_RUN_START;
-	req.run_start = &start;
-	started_us = time_now_us();
-	switch (client_run(fd, &req, cli_run_output, &c, &result, why, sizeof(why))) {
-	case CLIENT_RUN_RESULT:
-		if (c.json)
-			cli_run_print_json(&c, start.request_id, result);
-		rc = result->exit_code & CLI_RUN_EXIT_MASK;
-		if (own_id)
-			cli_run_ack(cli, start.sandbox, start.request_id);
-		break;
-	case CLIENT_RUN_LOST:
-		rc = cli_run_lost(cli, why, start.request_id, started_us);
-		break;
-	case CLIENT_RUN_STOPPED:
-		rc = cli_fail("%s (run '%s' goes on)", c.stop_why, start.request_id);
-		break;
-	default:
-		rc = cli_fail("%s", why);
-		break;
-	}
-out:
-	if (result != NULL)
-		corral__run_result__free_unpacked(result, NULL);
-	if (fd != -1)
-		close(fd);
-	buf_free(c.out);
 	free(text);
-	return rc;
+	/* The command's own status passes through; corral's failures are one. */
+	return cli_errored && rc != CLI_EXIT_USAGE ? CLI_EXIT_CORRAL : rc;
 }
 
 static const char *
@@ -360,18 +376,19 @@ cli_runs_late(struct cli *cli, const char *sandbox, const char *id)
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__RunResume res = CORRAL__RUN_RESUME__INIT;
 	Corral__RunResult *result = NULL;
+	struct client_run_error err;
 	struct cli_run c = { 0 };
 	char why[CLI_RUN_WHY_BYTES];
 	int fd, rc;
 
 	if ((fd = client_connect(cli->socket_path, why, sizeof(why))) == -1)
-		return cli_fail("%s", why);
+		return cli_unreachable(why);
 	res.sandbox = (char *)(uintptr_t)sandbox;
 	res.request_id = (char *)(uintptr_t)id;
 	res.late = true;
 	req.request_case = CORRAL__REQUEST__REQUEST_RUN_RESUME;
 	req.run_resume = &res;
-	switch (client_run(fd, &req, cli_run_output, &c, &result, why, sizeof(why))) {
+	switch (client_run(fd, &req, cli_run_output, &c, &result, &err)) {
 	case CLIENT_RUN_RESULT:
 		rc = CLI_EXIT_OK;
 		break;
@@ -379,7 +396,7 @@ cli_runs_late(struct cli *cli, const char *sandbox, const char *id)
 		rc = cli_fail("%s", c.stop_why);
 		break;
 	default:
-		rc = cli_fail("%s", why);
+		rc = cli_error(err.code, "%s", err.why);
 		break;
 	}
 	if (result != NULL)

@@ -1,6 +1,7 @@
 /* corral: the command-line client. Global options, then a verb from the table. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,8 +10,10 @@
 
 #include "broker/cli/cli.h"
 #include "broker/conf.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/visible.h"
+#include "common/xmalloc.h"
 #include "policy/diag.h"
 
 static int cli_help(struct cli *cli, int argc, char **argv);
@@ -73,17 +76,94 @@ static const struct cli_cmd cli_table[] = {
 };
 
 #define CLI_NCMDS (sizeof(cli_table) / sizeof(cli_table[0]))
+#define CLI_ERROR_MAX_BYTES 8192        /* one error's message */
+#define CLI_ERROR_JSON_MAX_BYTES (CLI_ERROR_MAX_BYTES * 7 + 64)       /* escaped */
+
+bool cli_json_errors;
+bool cli_errored;
+
+/* The exit status of a wire error CODE. */
+static int
+cli_exit_of(const char *code)
+{
+	static const struct {
+		const char *code;
+		int status;
+	} statuses[] = {
+		{ "usage", CLI_EXIT_USAGE }, { "not_found", CLI_EXIT_NOT_FOUND },
+		{ "permission_denied", CLI_EXIT_REFUSED }, { "limit", CLI_EXIT_LIMIT },
+		{ "unavailable", CLI_EXIT_UNAVAILABLE }, { "already_exists", CLI_EXIT_EXISTS },
+	};
+
+	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
+		if (code != NULL && strcmp(code, statuses[i].code) == 0)
+			return statuses[i].status;
+	return CLI_EXIT_FAILED;
+}
+
+/* MESSAGE of CODE on stderr: one JSON object under --json, else each line
+ * after "corral: ", made safe (it may quote a name someone else chose). */
+static void
+cli_print_error(const char *code, const char *message)
+{
+	const char *line = message, *nl;
+	struct json *j;
+
+	cli_errored = true;
+	if (cli_json_errors && (j = json_new(CLI_ERROR_JSON_MAX_BYTES)) != NULL) {
+		json_object_begin(j);
+		json_key(j, "error");
+		json_object_begin(j);
+		json_kv_string(j, "code", code);
+		json_kv_string(j, "message", message);
+		json_object_end(j);
+		json_object_end(j);
+		if (json_text(j, NULL) != NULL) {
+			fprintf(stderr, "%s\n", json_text(j, NULL));
+			json_free(j);
+			return;
+		}
+		json_free(j);
+	}
+	for (; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+		char *part = xstrndup(line, (size_t)(nl - line));
+
+		fprintf(stderr, "corral: %s\n", cli_text(part));
+		free(part);
+	}
+	fprintf(stderr, "corral: %s\n", cli_text(line));
+}
+
+int
+cli_error(const char *code, const char *fmt, ...)
+{
+	char message[CLI_ERROR_MAX_BYTES];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	cli_print_error(code, message);
+	return cli_exit_of(code);
+}
+
+int
+cli_unreachable(const char *why)
+{
+	return cli_error(errno == EACCES || errno == EPERM ? "permission_denied" : "unavailable",
+	    "%s", why);
+}
 
 int
 cli_fail(const char *fmt, ...)
 {
+	char message[CLI_ERROR_MAX_BYTES];
 	va_list ap;
 
-	fputs("corral: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	cli_print_error("failed", message);
 	return CLI_EXIT_FAILED;
 }
 
@@ -99,11 +179,19 @@ cli_text(const char *s)
 int
 cli_usage(const struct cli_cmd *cmd)
 {
+	char line[CLI_ERROR_MAX_BYTES];
+
 	if (cmd == NULL)
-		fprintf(stderr, "usage: corral VERB [ARGS] (try `corral help`)\n");
+		snprintf(line, sizeof(line), "usage: corral VERB [ARGS] (try `corral help`)");
 	else
-		fprintf(stderr, "usage: corral %s%s%s\n", cmd->name,
+		snprintf(line, sizeof(line), "usage: corral %s%s%s", cmd->name,
 		    cmd->usage[0] != '\0' ? " " : "", cmd->usage);
+	if (cli_json_errors) {
+		cli_print_error("usage", line);
+	} else {
+		cli_errored = true;
+		fprintf(stderr, "%s\n", line);
+	}
 	return CLI_EXIT_USAGE;
 }
 
@@ -167,6 +255,17 @@ cli_version(struct cli *cli, int argc, char **argv)
 {
 	printf("corral %s\n", PACKAGE_VERSION);
 	return CLI_EXIT_OK;
+}
+
+/* Whether the verb's arguments ask for --json, before any "--" (what
+ * follows it is a command's own). */
+static bool
+cli_wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+	return false;
 }
 
 /* Finds the verb at ARGV: two words when the table has them, else one.
@@ -282,6 +381,7 @@ main(int argc, char **argv)
 		return CLI_EXIT_FAILED;
 	if (cli.socket_path == NULL || cli.socket_path[0] == '\0')
 		cli.socket_path = CLI_SOCKET_DEFAULT;
+	cli_json_errors = cli_wants_json(argc, argv);
 	/* The verb sees its own name as argv[0], as getopt expects. */
 	optind = 0;
 	rc = cmd->run(&cli, argc - words + 1, argv + words - 1);

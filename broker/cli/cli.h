@@ -6,9 +6,25 @@
 
 #include "common/visible.h"
 
+/* Exit statuses (corral(1), EXIT STATUS): a kind of error each, from the
+ * wire's code; exec and run pass the command's own through, and exit
+ * CLI_EXIT_CORRAL when corral itself failed. */
 #define CLI_EXIT_OK 0
-#define CLI_EXIT_FAILED 1       /* refused or failed, with a one-line reason on stderr */
+#define CLI_EXIT_FAILED 1       /* failed, or a value refused (invalid_argument) */
 #define CLI_EXIT_USAGE 2
+#define CLI_EXIT_NOT_FOUND 3    /* not_found */
+#define CLI_EXIT_REFUSED 4      /* permission_denied: not the caller's, or a policy or guard said no */
+#define CLI_EXIT_LIMIT 5        /* limit */
+#define CLI_EXIT_UNAVAILABLE 6  /* unavailable: corrald unreachable, or a layer missing */
+#define CLI_EXIT_EXISTS 7       /* already_exists */
+#define CLI_EXIT_TIMEOUT 124    /* exec and run: the --timeout ended the command */
+#define CLI_EXIT_CORRAL 125     /* exec and run: corral failed, not the command */
+
+/* Set by main when the verb's arguments hold --json: errors are then one
+ * JSON object on stderr, {"error": {"code", "message"}}. */
+extern bool cli_json_errors;
+/* Whether an error was reported (by cli_error, cli_fail or cli_usage). */
+extern bool cli_errored;
 
 /* corrald's own default (broker/conf.h), from configure's runstatedir. */
 #define CLI_SOCKET_DEFAULT RUNSTATEDIR "/corral/corrald.sock"
@@ -27,7 +43,15 @@ struct cli_cmd {
 	int (*run)(struct cli *cli, int argc, char **argv);
 };
 
-/* Prints "corral: " and the message to stderr; returns CLI_EXIT_FAILED. */
+/* Prints "corral: " and the message to stderr (or the JSON error); returns
+ * the exit status of CODE, a wire error code ("not_found", ...), or of
+ * "failed" for an error of the CLI's own. */
+int cli_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* WHY the daemon could not be asked, as client_connect or client_request
+ * left errno: refused by the socket's mode (permission_denied), or not
+ * there (unavailable). */
+int cli_unreachable(const char *why);
+/* cli_error("failed", ...): CLI_EXIT_FAILED. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* S made safe for a terminal (control bytes as \xHH: a label, a file's
  * name or a host may hold what it likes), in one of CLI_TEXT_RING buffers

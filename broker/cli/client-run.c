@@ -17,22 +17,23 @@
 /* Acts on one Response frame; -1 while the run goes on. */
 static int
 client_run_frame(const uint8_t *payload, size_t len, client_run_output_fn output, void *arg,
-    Corral__RunResult **result, char *why, size_t why_size)
+    Corral__RunResult **result, struct client_run_error *err)
 {
 	const char *bad = NULL;
 	Corral__Response *resp = wire_response_unpack(payload, len, &bad);
 	int end = -1;
 
 	if (resp == NULL) {
-		snprintf(why, why_size, "corrald sent a frame that is not a response: %s",
+		snprintf(err->why, sizeof(err->why), "corrald sent a frame that is not a response: %s",
 		    bad != NULL ? bad : "unreadable");
 		return CLIENT_RUN_LOST;
 	}
 	if (resp->response_case == CORRAL__RESPONSE__RESPONSE_ERROR) {
-		snprintf(why, why_size, "%s", resp->error->message);
+		snprintf(err->why, sizeof(err->why), "%s", resp->error->message);
+		snprintf(err->code, sizeof(err->code), "%s", resp->error->code);
 		end = CLIENT_RUN_REFUSED;
 	} else if (resp->response_case != CORRAL__RESPONSE__RESPONSE_RUN_EVENT) {
-		snprintf(why, why_size, "corrald answered something else than a run event");
+		snprintf(err->why, sizeof(err->why), "corrald answered something else than a run event");
 		end = CLIENT_RUN_LOST;
 	} else if (resp->run_event->event_case == CORRAL__RUN_EVENT__EVENT_RESULT) {
 		*result = resp->run_event->result;
@@ -50,7 +51,7 @@ client_run_frame(const uint8_t *payload, size_t len, client_run_output_fn output
 
 enum client_run_end
 client_run(int fd, const Corral__Request *req, client_run_output_fn output, void *arg,
-    Corral__RunResult **result, char *why, size_t why_size)
+    Corral__RunResult **result, struct client_run_error *err)
 {
 	struct frame_decoder *dec = frame_decoder_new();
 	uint8_t *frame, *chunk = malloc(CLIENT_RUN_CHUNK_BYTES);
@@ -61,7 +62,8 @@ client_run(int fd, const Corral__Request *req, client_run_output_fn output, void
 	ssize_t n;
 
 	*result = NULL;
-	snprintf(why, why_size, "connection to corrald lost");
+	*err = (struct client_run_error){ .code = "unavailable" };
+	snprintf(err->why, sizeof(err->why), "connection to corrald lost");
 	if (dec == NULL || chunk == NULL || (frame = wire_pack(&req->base, &len)) == NULL)
 		goto out;
 	n = client_send_all(fd, frame, len);
@@ -81,13 +83,13 @@ client_run(int fd, const Corral__Request *req, client_run_output_fn output, void
 			if (st == FRAME_NEED_MORE)
 				continue;
 			if (st != FRAME_READY) {
-				snprintf(why, why_size, "corrald sent a bad frame: %s",
+				snprintf(err->why, sizeof(err->why), "corrald sent a bad frame: %s",
 				    frame_decoder_error(dec));
 				end = CLIENT_RUN_LOST;
 				break;
 			}
 			payload = frame_decoder_payload(dec, &plen);
-			end = client_run_frame(payload, plen, output, arg, result, why, why_size);
+			end = client_run_frame(payload, plen, output, arg, result, err);
 			frame_decoder_next(dec);
 		}
 	}

@@ -23,11 +23,18 @@ enum client_run_end {
 	CLIENT_RUN_STOPPED,             /* OUTPUT asked to stop */
 };
 
+/* Why a run was not followed to its result. */
+#define CLIENT_RUN_WHY_BYTES 512
+struct client_run_error {
+	char code[32];                  /* the daemon's error code (REFUSED), else "unavailable" */
+	char why[CLIENT_RUN_WHY_BYTES];
+};
+
 /* Sends REQ (a RunStart or RunResume Request) on FD, a fresh connection,
  * and follows the run: OUTPUT for each chunk, then *RESULT (free it with
- * corral__run_result__free_unpacked). WHY (WHY_SIZE bytes) says what went
- * wrong for the other ends. */
+ * corral__run_result__free_unpacked). *ERR says what went wrong for the
+ * other ends. */
 enum client_run_end client_run(int fd, const Corral__Request *req, client_run_output_fn output,
-    void *arg, Corral__RunResult **result, char *why, size_t why_size);
+    void *arg, Corral__RunResult **result, struct client_run_error *err);
 
 #endif

@@ -63,6 +63,7 @@ client_connect(const char *path, char *why, size_t why_size)
 		saved_errno = errno;
 		close(fd);
 		client_explain(path, saved_errno, why, why_size);
+		errno = saved_errno;    /* the caller may tell a refusal from an absence */
 		return -1;
 	}
 	return fd;

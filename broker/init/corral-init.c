@@ -61,6 +61,8 @@
 #define INIT_FSOP_EXIT_OK 0             /* the result says done */
 #define INIT_FSOP_EXIT_REFUSED 1        /* the result holds a refusal */
 #define INIT_FSOP_EXIT_BROKEN 127       /* no result could be written */
+#define INIT_EXIT_NOT_FOUND 127         /* a command's program is not there, as in a shell */
+#define INIT_EXIT_CANNOT_RUN 126        /* ... is there and cannot be run */
 
 extern char **environ;
 
@@ -392,6 +394,20 @@ init_child_hand_listener(int pipefd, int listener)
 	close(listener);
 }
 
+/* The command's program could not be run, every layer in place: it ends
+ * as a shell's command would, its reason on its own stderr and 127 (not
+ * found) or 126 (found, not runnable). The start itself took: the pipe
+ * closes with nothing on it, so the client gets the output and the exit. */
+static void __attribute__((noreturn))
+init_child_exec_failed(int pipefd, const char *program)
+{
+	int err = errno;
+
+	close(pipefd);
+	dprintf(STDERR_FILENO, "corral: %s: %s\n", program, strerror(err));
+	_exit(err == ENOENT || err == ENOTDIR ? INIT_EXIT_NOT_FOUND : INIT_EXIT_CANNOT_RUN);
+}
+
 /* In the forked child: becomes the command. Never returns. */
 static void __attribute__((noreturn))
 init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
@@ -421,7 +437,7 @@ init_child(struct init_state *st, const struct initproto_exec *e, int pipefd)
 		init_child_hand_listener(pipefd, listener);
 	environ = (char **)(uintptr_t)e->envp;
 	execvp(e->argv[0], (char *const *)(uintptr_t)e->argv);
-	init_child_fail(pipefd, INIT_STEP_EXEC);
+	init_child_exec_failed(pipefd, e->argv[0]);
 }
 
 /* A pty of the sandbox's own devpts sized ROWS x COLS: the master in

@@ -63,11 +63,12 @@ bench_run(const char *sock, const char *sandbox, const char *id, const char *com
 	Corral__RunResume res = CORRAL__RUN_RESUME__INIT;
 	Corral__RunResult *result = NULL;
 	char why[BENCH_WHY_BYTES];
+	struct client_run_error err;
 	enum client_run_end end;
 	int fd = client_connect(sock, why, sizeof(why));
 
 	if (fd == -1) {
-		fprintf(stderr, "bench_run: %s\n", why);
+		fprintf(stderr, "bench_run: %s\n", err.why);
 		exit(1);
 	}
 	if (resume) {
@@ -83,9 +84,9 @@ bench_run(const char *sock, const char *sandbox, const char *id, const char *com
 		req.request_case = CORRAL__REQUEST__REQUEST_RUN_START;
 		req.run_start = &start;
 	}
-	end = client_run(fd, &req, bench_output, f, &result, why, sizeof(why));
+	end = client_run(fd, &req, bench_output, f, &result, &err);
 	if (end == CLIENT_RUN_REFUSED || end == CLIENT_RUN_LOST) {
-		fprintf(stderr, "bench_run: %s\n", why);
+		fprintf(stderr, "bench_run: %s\n", err.why);
 		exit(1);
 	}
 	if (result != NULL)

@@ -27,11 +27,14 @@ usage_is() {
 	check_contains "$name prints the usage" "$(cat "$tmp/err")" "usage: corral"
 }
 
-# refused NAME NEEDLE ARGS...: corral ARGS exits 1 with NEEDLE on stderr.
+# refused NAME NEEDLE ARGS...: corral ARGS exits 1 with NEEDLE on stderr
+# (exec: 125, corral's own failure; STATUS=N: another status).
 refused() {
 	name=$1; needle=$2; shift 2
+	want=${STATUS:-1}
+	[ "$1" = exec ] && want=125
 	"$corral" --socket "$tmp/none.sock" "$@" >/dev/null 2>"$tmp/err"; rc=$?
-	check_eq "$name exits 1" 1 "$rc"
+	check_eq "$name exits $want" "$want" "$rc"
 	check_contains "$name says why" "$(cat "$tmp/err")" "$needle"
 }
 
@@ -66,7 +69,8 @@ refused "cpus of 0" "--cpus 0" sandbox create --root /tmp --cpus 0
 refused "pids that are not a number" "--pids many" sandbox create --root /tmp --pids many
 refused "a timeout that is not seconds" "--timeout 5m" exec box --timeout 5m -- ls
 refused "a policy file that is missing" "$tmp/none.yaml" sandbox create --root /tmp --policy "$tmp/none.yaml"
-refused "create without a daemon" "no socket at $tmp/none.sock" sandbox create --root /tmp
+STATUS=6 refused "create without a daemon (unavailable)" "no socket at $tmp/none.sock" \
+	sandbox create --root /tmp
 refused "exec without a daemon" "no socket at $tmp/none.sock" exec box -- ls
 
 python3 "$fake" "$sock" "$log" >"$tmp/fake.out" 2>"$tmp/fake.err" &
@@ -143,9 +147,18 @@ check_eq "and forge no line of their own" 1 "$(printf '%s\n' "$out" | grep -c '^
 check_eq "no escape byte reaches the terminal" 0 "$(printf '%s' "$out" | tr -cd '\033\007' | wc -c)"
 
 "$corral" sandbox get missing >"$tmp/out" 2>"$tmp/err"; rc=$?
-check_eq "get of an unknown sandbox exits 1" 1 "$rc"
+check_eq "get of an unknown sandbox exits 3 (not_found)" 3 "$rc"
 check_eq "the daemon's reason is printed as one line" \
 	"corral: no sandbox named 'missing' (see \`corral sandbox list\`)" "$(cat "$tmp/err")"
+"$corral" sandbox get missing --json >"$tmp/out" 2>"$tmp/err"; rc=$?
+check_eq "with --json too, not_found exits 3" 3 "$rc"
+check_eq "... and the error is one JSON object on stderr, with the wire's code" \
+	"not_found|no sandbox named 'missing' (see \`corral sandbox list\`)|" \
+	"$(python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["error"]; print(e["code"], e["message"], "", sep="|")' "$tmp/err")"
+check_eq "... and nothing on stdout" "" "$(cat "$tmp/out")"
+"$corral" sandbox create --json >/dev/null 2>"$tmp/err"; rc=$?
+check_eq "a usage error under --json exits 2 with a JSON error of code usage" "2 usage" \
+	"$rc $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["error"]["code"])' "$tmp/err")"
 
 out=$("$corral" sandbox list --selector team=red,tier=1); rc=$?
 check_eq "list exits 0" 0 "$rc"
@@ -184,11 +197,11 @@ check_eq "stderr comes back on stderr" "err" "$(cat "$tmp/err")"
 check_eq "an empty stdin closes the command's stdin" 3 "$rc"
 
 "$corral" exec gone -- true >"$tmp/out" 2>"$tmp/err" </dev/null; rc=$?
-check_eq "a dropped connection exits 1" 1 "$rc"
+check_eq "a dropped connection exits 125 (corral failed, not the command)" 125 "$rc"
 check_eq "a dropped connection is named" "corral: connection to corrald lost" "$(cat "$tmp/err")"
 
 "$corral" exec missing -- true >"$tmp/out" 2>"$tmp/err" </dev/null; rc=$?
-check_eq "an error event exits 1" 1 "$rc"
+check_eq "an error event exits 125" 125 "$rc"
 check_eq "an error event prints the daemon's message" "corral: no sandbox named 'missing'" "$(cat "$tmp/err")"
 
 # --tty on a pseudo-terminal of 120x40: the size is sent first, and the

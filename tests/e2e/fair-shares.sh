@@ -118,12 +118,12 @@ for n in 1 2; do
 	check_eq "ctest-fa's sandbox $n of its 2 is created" 0 $?
 done
 out=$(as_a sandbox create --root "$fa" --name a3 2>&1)
-check_eq "its third is refused" 1 $?
+check_eq "its third is refused (a limit: 5)" 5 $?
 check_contains "naming the share" "$out" "max_sandboxes_per_user"
 as_b sandbox create --root "$fb" --name b1 >/dev/null 2>&1
 check_eq "ctest-fb still gets one" 0 $?
 out=$(as_b sandbox create --root "$fb" --name b2 2>&1)
-check_eq "but not the last slot" 1 $?
+check_eq "but not the last slot (5)" 5 $?
 check_contains "which is kept for root" "$out" "the last slot is kept for root"
 corral_cli sandbox create --root "$fb" --run-as ctest-fb --name r1 >/dev/null 2>&1
 check_eq "root gets the last slot" 0 $?
@@ -140,7 +140,7 @@ _i=0
 while [ "$(corral_cli exec a1 -- sh -c 'pgrep -c -x sleep' 2>/dev/null)" != 3 ] &&
     [ "$_i" -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
 out=$(as_a exec a2 -- true 2>&1)
-check_eq "ctest-fa's fourth stream is refused" 1 $?
+check_eq "ctest-fa's fourth stream is refused (125: corral's, not the command's)" 125 $?
 check_contains "naming the share" "$out" "shares.streams"
 check_eq "ctest-fb's exec runs meanwhile" ok "$(as_b exec b1 -- echo ok 2>&1)"
 check_eq "and root's" ok "$(corral_cli exec r1 -- echo ok 2>&1)"

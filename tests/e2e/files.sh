@@ -112,7 +112,7 @@ rm -rf "$ws/odd"
 # --- Errors: one line each.
 out=$(corral fs read f1 nope.txt 2>&1)
 rc=$?
-check_eq "reading a missing file exits 1" 1 "$rc"
+check_eq "reading a missing file exits 3 (not found)" 3 "$rc"
 check_eq "with one line naming it" "corral: nope.txt: no such file or folder" "$out"
 out=$(corral fs read f1 notes 2>&1)
 check_contains "reading a folder: not a regular file" "$out" "notes: not a regular file"
@@ -132,7 +132,7 @@ check_eq "a read over 1 MiB is cut there and says truncated" "1048576 True" "$ou
 # --- The write guard: refused before the sandbox is asked, nothing made.
 out=$(corral fs write f1 /etc/owned --content x 2>&1)
 rc=$?
-check_eq "writing /etc/owned exits 1" 1 "$rc"
+check_eq "writing /etc/owned exits 4 (refused)" 4 "$rc"
 check_eq "with the guard's message" \
 	"corral: Writes must stay inside the workspace. outside $ws/: /etc/owned" "$out"
 [ ! -e /etc/owned ]; tap_result $? "and /etc/owned does not exist on the host"
@@ -171,7 +171,7 @@ check_lacks "list does not open the linked home" "$out" "secret.txt"
 corral sandbox create --root "$ro:ro" --root "$ws" --cwd "$ro" --name f2 >/dev/null
 out=$(corral fs write f2 new.txt --content x 2>&1)
 rc=$?
-check_eq "a write in a read-only workspace exits 1" 1 "$rc"
+check_eq "a write in a read-only workspace exits 4 (refused)" 4 "$rc"
 check_contains "refused inside the sandbox" "$out" "new.txt:"
 [ ! -e "$ro/new.txt" ]; tap_result $? "and creates nothing there"
 check_eq "reads still work there" "read only" "$(corral fs read f2 ref.txt)"
@@ -179,7 +179,7 @@ check_eq "reads still work there" "read only" "$(corral fs read f2 ref.txt)"
 # --- Another uid: the sandbox reads as unknown.
 out=$(as_stranger fs read f1 notes/a.md 2>&1)
 rc=$?
-check_eq "another uid's fs read exits 1" 1 "$rc"
+check_eq "another uid's fs read exits 3 (not found: it is not told the sandbox is there)" 3 "$rc"
 check_eq "and is told no such sandbox" "corral: no sandbox named 'f1'" "$out"
 out=$(as_stranger fs write f1 stranger.txt --content x 2>&1)
 check_eq "another uid's fs write is refused the same way" "corral: no sandbox named 'f1'" "$out"
@@ -204,7 +204,7 @@ sleep 1
 corral sandbox delete f3 >/dev/null
 wait "$grep_pid"
 rc=$?
-check_eq "a grep whose sandbox is deleted exits 1" 1 "$rc"
+check_eq "a grep whose sandbox is deleted exits 6 (unavailable)" 6 "$rc"
 check_contains "and says the sandbox ended" "$(cat "$TB_DIR/grep.out")" "the sandbox ended"
 [ $(($(date +%s) - start)) -lt 10 ]; tap_result $? "at once, not at the 30 s limit"
 

@@ -122,7 +122,7 @@ check_eq "the real home is untouched" "$KEY_A" "$(cat "$ha/.ssh/id_ed25519")"
 
 # --- Another user's home.
 out=$(as_a sandbox create --root "$ws" --grant ssh --home "$hb" --name g2 2>&1)
-check_eq "--grant with ctest-gb's --home is refused" 1 "$?"
+check_eq "--grant with ctest-gb's --home is refused (by the monitor: 6)" 6 "$?"
 check_contains "with a message naming --home" "$out" "--home"
 out=$(as_a exec g2 -- sh -c 'cat ~/.ssh/id_ed25519' 2>&1)
 check_lacks "and no sandbox shows b's key" "$out" "b's key"
@@ -130,7 +130,7 @@ check_lacks "and no sandbox shows b's key" "$out" "b's key"
 # --- A grant that finds nothing.
 rm -rf "$ha/.aws"
 out=$(as_a sandbox create --root "$ws" --grant aws --home "$ha" --name g3 2>&1)
-check_eq "--grant aws without ~/.aws is refused" 1 "$?"
+check_eq "--grant aws without ~/.aws is refused (by the monitor: 6)" 6 "$?"
 check_contains "naming the grant and what is missing" "$out" "grant aws: nothing to copy"
 out=$(as_a sandbox create --root "$ws" --grant nosuch --home "$ha" --name g4 2>&1)
 check_eq "an unknown grant is refused" 1 "$?"

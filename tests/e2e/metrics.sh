@@ -116,7 +116,7 @@ out=$(corral metrics)
 check_contains "corral metrics gives the same text" "$out" "# TYPE corral_connections_total counter"
 out=$(tb_exec_host setpriv --reuid=65534 --regid=65534 --clear-groups "$top_builddir/corral" \
 	--socket "$sock" metrics 2>&1)
-check_eq "corral metrics is root's" 1 "$?"
+check_eq "corral metrics is root's: another user is refused (4)" 4 "$?"
 
 out=$(corral status --json)
 check "status --json is one object with the counts and the ledger's health" "$PY" -c "

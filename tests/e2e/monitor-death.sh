@@ -72,14 +72,14 @@ check_contains "it says why" "$log" "the monitor is gone: ending every sandbox"
 wait "$broker"
 check_eq "with status 3" 3 "$?"
 wait "$runner"
-check_eq "the client of the run in flight exits 1" 1 "$?"
+check_eq "the client of the run in flight exits 125 (corral failed, not the run)" 125 "$?"
 check_contains "saying the run ended with the daemon" "$(cat "$TB_DIR/run.err")" \
 	"corrald no longer answers"
 check_lacks "never that it goes on" "$(cat "$TB_DIR/run.err")" "goes on"
 
 out=$(corral sandbox list 2>&1)
 rc=$?
-check_eq "a client is refused" 1 "$rc"
+check_eq "a client is refused: unavailable, 6" 6 "$rc"
 check_lacks "and never hears ready" "$out" "ready"
 out=$(corral status 2>&1)
 check_contains "status says Disconnected" "$out" "Status: Disconnected"

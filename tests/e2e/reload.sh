@@ -133,7 +133,7 @@ check_eq "s1 still reaches example.com" 200 "$(fetch s1 example.com)"
 # --- Reload is root's.
 err=$(tb_exec_host setpriv --reuid=1000 --regid=1000 --clear-groups \
 	"$top_builddir/corral" --socket "$sock" reload 2>&1)
-check_eq "reload as another user is refused" 1 $?
+check_eq "reload as another user is refused (4)" 4 $?
 check_contains "saying it is root's" "$err" "root"
 
 corral sandbox delete --all >/dev/null 2>&1

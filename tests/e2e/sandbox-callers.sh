@@ -63,12 +63,12 @@ sys.exit(0 if any(s['name'] == sys.argv[1] for s in json.load(sys.stdin)) else 1
 # --- Creating over someone else's folder.
 out=$(as_a sandbox create --root "$fb" --name over-b 2>&1)
 rc=$?
-check_eq "ctest-a cannot create a sandbox over ctest-b's 0700 folder" 1 "$rc"
+check_eq "ctest-a cannot create a sandbox over ctest-b's 0700 folder (by the monitor: 6)" 6 "$rc"
 check_contains "and is told why" "$out" "refused"
 ln -s ../b "$fa/link" && chown -h ctest-a:ctest-a "$fa/link"
 out=$(as_a sandbox create --root "$fa/link" --name via-link 2>&1)
 rc=$?
-check_eq "nor through a symlink of its own pointing there" 1 "$rc"
+check_eq "nor through a symlink of its own pointing there (6)" 6 "$rc"
 ! listed 0 over-b && ! listed 0 via-link
 tap_result $? "no such sandbox exists (root's list)"
 
@@ -189,17 +189,17 @@ listed "$UID_B" sb; tap_result $? "ctest-b's sandbox sb is in ctest-b's list"
 listed "$UID_A" sa && ! listed "$UID_B" sa
 tap_result $? "and ctest-a's sandbox is in ctest-a's list only"
 as_a sandbox get sb >/dev/null 2>&1
-check_eq "ctest-a cannot get sb" 1 "$?"
+check_eq "ctest-a cannot get sb (not found: 3)" 3 "$?"
 out=$(as_a exec sb -- cat "$fb/secret.txt" 2>&1)
 rc=$?
 [ "$rc" -ne 0 ]; tap_result $? "ctest-a cannot exec into sb (exit $rc)" "$out"
 check_lacks "and reads nothing of b through it" "$out" "b's secret"
 as_a policy get sb >/dev/null 2>&1
-check_eq "ctest-a cannot read sb's policy" 1 "$?"
+check_eq "ctest-a cannot read sb's policy (3)" 3 "$?"
 as_a denials sb >/dev/null 2>&1
-check_eq "nor its denials" 1 "$?"
+check_eq "nor its denials (3)" 3 "$?"
 as_a policy update sb --add-endpoint evil.com:443 >/dev/null 2>&1
-check_eq "nor update its policy" 1 "$?"
+check_eq "nor update its policy (3)" 3 "$?"
 check_lacks "sb's policy does not name evil.com" "$(as_b policy get sb 2>&1)" "evil.com"
 as_a sandbox delete sb >/dev/null 2>&1
 check_eq "ctest-a's delete of sb leaves it answering ctest-b" "b's secret" \
@@ -213,8 +213,8 @@ refused_root() {
 	shift 3
 	out=$(corral sandbox create --root "$_root" --run-as ctest-a "$@" --name rr 2>&1)
 	rc=$?
-	[ "$rc" -eq 1 ] && ! listed 0 rr
-	tap_result $? "$_name is refused" "$out"
+	[ "$rc" -eq 6 ] && ! listed 0 rr
+	tap_result $? "$_name is refused (by the monitor: 6, got $rc)" "$out"
 	check_contains "and the refusal names the rule" "$out" "$_want"
 	corral sandbox delete rr >/dev/null 2>&1
 }

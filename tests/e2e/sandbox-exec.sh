@@ -156,8 +156,14 @@ check_eq "so does a nameless file (O_TMPFILE) in /tmp: a file, on a read-write p
 out=$(probe copy /etc); rc=$?
 [ "$rc" -ne 0 ]; tap_result $? "a read-only folder (/etc) takes no copy to run (exit $rc)"
 
+out=$(corral exec x1 -- no-such-program-here 2>&1); rc=$?
+check_eq "a program that does not exist exits 127, as in a shell" 127 "$rc"
+check_eq "... saying so on its stderr" "corral: no-such-program-here: No such file or directory" "$out"
+out=$(corral exec x1 -- "$ws/probe.py" 2>&1); rc=$?
+check_eq "a file that cannot be run (not executable) exits 126" 126 "$rc"
+check_contains "... saying why" "$out" "Permission denied"
 corral exec x1 --timeout 1 -- sleep 10 >/dev/null 2>&1
-check_eq "an exec past its timeout is ended (SIGTERM: 143)" 143 "$?"
+check_eq "an exec past its timeout is ended, and says so as timeout(1) does: 124" 124 "$?"
 sleep 0.2
 check "and the ledger says why (exec_timeout)" corral_ledger_has \
 	event=lifecycle sandbox=x1 reason=exec_timeout

@@ -70,7 +70,7 @@ check_eq "exec exits with the command's code" 3 "$rc"
 corral exec t1 -- sh -c 'kill -9 $$'; rc=$?
 check_eq "a command killed by signal 9 exits 137" 137 "$rc"
 out=$(corral exec nosuch -- true 2>&1); rc=$?
-check_eq "exec in an unknown sandbox exits 1" 1 "$rc"
+check_eq "exec in an unknown sandbox exits 125 (corral's own failure)" 125 "$rc"
 check_contains "and names it" "$out" "no sandbox named 'nosuch'"
 out=$(corral exec t1 -- id -u)
 check_eq "the sandbox runs as the folder's owner, never 0" 1000 "$out"

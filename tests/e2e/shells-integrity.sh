@@ -276,8 +276,10 @@ out=$(corral run --json --id int-1 s1 -- 'sleep 30; echo not-reached')
 jq_check "its result says signal 2, not respawned" "$out" \
 	"o['signal'] == 2 and not o['respawned'] and 'not-reached' not in o['output']"
 out=$(corral run --json --timeout 1 s1 -- "trap '' INT; sleep 30")
+rc=$?
 jq_check "a run that ignores SIGINT is killed after the grace (signal 9), the shell survives" \
 	"$out" "o['signal'] == 9 and o['timed_out'] and not o['respawned']"
+check_eq "and corral run exits 124, a timeout's status" 124 "$rc"
 out=$(corral run --json --timeout 1 s1 -- 'trap "echo exit-trap" EXIT; cd /; sleep 30')
 jq_check "an interrupted run runs its EXIT trap but keeps the state from before (its cd is not saved)" \
 	"$out" "o['signal'] == 2 and not o['state_saved'] and o['cwd'] == '/tmp' and o['output'] == 'exit-trap\\n'"

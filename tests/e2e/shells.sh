@@ -84,7 +84,7 @@ check_eq "the shell was not restarted" "$pid_before" "$(shell_pid)"
 check_eq "\$KEEP and \$PWD survive" "yes /tmp" "$(corral run s1 -- 'echo $KEEP $PWD')"
 out=$(corral run --id cut-1 s1 -- 'echo another command' 2>&1)
 rc=$?
-check_eq "an id reused for another command is refused" 1 "$rc"
+check_eq "an id reused for another command is refused (125)" 125 "$rc"
 check_contains "and says why" "$out" "was used for another command"
 
 # --- A pipeline's writer dies of SIGPIPE when its reader leaves, as in bash -c.
@@ -183,7 +183,7 @@ chmod 0666 "$sock"
 out=$(tb_exec_host setpriv --reuid=1234 --regid=1234 --clear-groups \
 	"$top_builddir/corral" --socket "$sock" run s1 -- 'id' 2>&1)
 rc=$?
-check_eq "another user cannot run in the sandbox" 1 "$rc"
+check_eq "another user cannot run in the sandbox (125)" 125 "$rc"
 check_contains "it is not even told the sandbox exists" "$out" "no sandbox named 's1'"
 out=$(tb_exec_host setpriv --reuid=1234 --regid=1234 --clear-groups \
 	"$top_builddir/corral" --socket "$sock" runs s1 2>&1)
