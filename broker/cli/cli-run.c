@@ -22,16 +22,38 @@
 #define CLI_RUN_ID_BYTES 40
 #define CLI_RUN_JSON_MAX_BYTES (64 * 1024 * 1024)       /* --json: the output and result */
 #define CLI_RUN_OUTPUT_MAX_BYTES (16 * 1024 * 1024)     /* --json: output kept */
+#define CLI_RUN_CHUNK_JSON_MAX_BYTES (8 * 1024 * 1024)  /* --follow: one chunk's line */
 #define CLI_RUN_EXIT_MASK 0xff
 #define CLI_RUN_TEXT_MAX_BYTES (64 * 1024)              /* the command's words joined */
 
 /* One `corral run`: where its output goes and how far it got. */
 struct cli_run {
 	bool json;
+	bool follow;                    /* with json: a JSON line per chunk, then the result's */
 	struct buf *out;                /* --json: the output */
 	uint64_t next;                  /* the offset expected next */
 	const char *stop_why;           /* why the output stopped being followed */
 };
+
+/* One JSON line of --follow: {"offset": N, "output": TEXT}; -1 when
+ * stdout cannot take it. */
+static int
+cli_run_print_chunk(uint64_t offset, const uint8_t *data, size_t len)
+{
+	struct json *j = json_new(CLI_RUN_CHUNK_JSON_MAX_BYTES);
+	const char *text;
+	int rc = -1;
+
+	json_object_begin(j);
+	json_kv_uint(j, "offset", offset);
+	json_key(j, "output");
+	json_str_n(j, (const char *)data, len);
+	json_object_end(j);
+	if ((text = json_text(j, NULL)) != NULL && printf("%s\n", text) > 0 && fflush(stdout) == 0)
+		rc = 0;
+	json_free(j);
+	return rc;
+}
 
 /* Writes a chunk to stdout (or keeps it for --json), skipping what we had. */
 static int
@@ -45,6 +67,8 @@ cli_run_output(void *arg, uint64_t offset, const uint8_t *data, size_t len)
 	data += skip;
 	len -= skip;
 	c->next = offset + skip + len;
+	if (c->json && c->follow)
+		return cli_run_print_chunk(offset + skip, data, len);
 	if (c->json && buf_append(c->out, data, len) != 0) {
 		c->stop_why = "the output is larger than --json keeps (16 MiB); run it without --json";
 		return -1;
@@ -64,6 +88,8 @@ cli_run_output(void *arg, uint64_t offset, const uint8_t *data, size_t len)
 	return 0;
 }
 
+/* The result as one JSON object: with the output kept, or, after
+ * --follow's lines, under "result". */
 static void
 cli_run_print_json(const struct cli_run *c, const char *id, const Corral__RunResult *r)
 {
@@ -71,9 +97,15 @@ cli_run_print_json(const struct cli_run *c, const char *id, const Corral__RunRes
 	const char *text;
 
 	json_object_begin(j);
+	if (c->follow) {
+		json_key(j, "result");
+		json_object_begin(j);
+	}
 	json_kv_string(j, "request_id", id);
-	json_key(j, "output");
-	json_str_n(j, (const char *)buf_data(c->out), buf_len(c->out));
+	if (!c->follow) {
+		json_key(j, "output");
+		json_str_n(j, (const char *)buf_data(c->out), buf_len(c->out));
+	}
 	json_kv_int(j, "exit_code", r->exit_code);
 	json_kv_int(j, "signal", r->signal);
 	json_kv_string(j, "cwd", r->cwd);
@@ -81,6 +113,8 @@ cli_run_print_json(const struct cli_run *c, const char *id, const Corral__RunRes
 	json_kv_bool(j, "truncated", r->truncated);
 	json_kv_bool(j, "respawned", r->respawned);
 	json_kv_bool(j, "state_saved", r->state_saved);
+	if (c->follow)
+		json_object_end(j);
 	json_object_end(j);
 	if ((text = json_text(j, NULL)) != NULL)
 		printf("%s\n", text);
@@ -133,13 +167,14 @@ cli_run_text(int argc, char **argv, char *text, size_t size)
 
 /* Parses NAME [options] -- TEXT into REQ. */
 static int
-cli_run_parse(int argc, char **argv, Corral__RunStart *req, bool *json, char *text)
+cli_run_parse(int argc, char **argv, Corral__RunStart *req, struct cli_run *c, char *text)
 {
 	static const struct option opts[] = {
 		{ "shell", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "follow", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int dashes = 1, opt, rc = 0;
@@ -153,13 +188,14 @@ cli_run_parse(int argc, char **argv, Corral__RunStart *req, bool *json, char *te
 		case 's': req->shell = optarg; break;
 		case 't': rc = cli_run_timeout(optarg, &req->timeout_seconds); break;
 		case 'i': req->request_id = optarg; break;
-		case 'j': *json = true; break;
+		case 'j': c->json = true; break;
+		case 'f': c->follow = true; break;
 		default: return cli_usage(cli_find("run"));
 		}
 	}
 	if (rc != 0)
 		return rc;
-	if (dashes - optind != 1)
+	if (dashes - optind != 1 || (c->follow && !c->json))
 		return cli_usage(cli_find("run"));
 	req->sandbox = argv[optind];
 	if ((rc = cli_run_text(argc - dashes - 1, argv + dashes + 1, text,
@@ -240,10 +276,12 @@ cli_run_status(const Corral__RunResult *result)
 	return result->timed_out ? CLI_EXIT_TIMEOUT : result->exit_code & CLI_RUN_EXIT_MASK;
 }
 
+/* Follows REQ (a RunStart or a RunResume of run ID in SANDBOX) to the
+ * result; acknowledges the run after it when ACK. */
 static int
-cli_run_follow(struct cli *cli, Corral__RunStart *start, struct cli_run *c, bool own_id)
+cli_run_request(struct cli *cli, const Corral__Request *req, const char *sandbox,
+    const char *id, struct cli_run *c, bool ack)
 {
-	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__RunResult *result = NULL;
 	struct client_run_error err;
 	char why[CLI_RUN_WHY_BYTES];
@@ -252,22 +290,20 @@ cli_run_follow(struct cli *cli, Corral__RunStart *start, struct cli_run *c, bool
 
 	if ((fd = client_connect(cli->socket_path, why, sizeof(why))) == -1)
 		return cli_unreachable(why);
-	req.request_case = CORRAL__REQUEST__REQUEST_RUN_START;
-	req.run_start = start;
 	started_us = time_now_us();
-	switch (client_run(fd, &req, cli_run_output, c, &result, &err)) {
+	switch (client_run(fd, req, cli_run_output, c, &result, &err)) {
 	case CLIENT_RUN_RESULT:
 		if (c->json)
-			cli_run_print_json(c, start->request_id, result);
+			cli_run_print_json(c, id, result);
 		rc = cli_run_status(result);
-		if (own_id)
-			cli_run_ack(cli, start->sandbox, start->request_id);
+		if (ack)
+			cli_run_ack(cli, sandbox, id);
 		break;
 	case CLIENT_RUN_LOST:
-		rc = cli_run_lost(cli, err.why, start->request_id, started_us);
+		rc = cli_run_lost(cli, err.why, id, started_us);
 		break;
 	case CLIENT_RUN_STOPPED:
-		rc = cli_fail("%s (run '%s' goes on)", c->stop_why, start->request_id);
+		rc = cli_fail("%s (run '%s' goes on)", c->stop_why, id);
 		break;
 	default:
 		rc = cli_error(err.code, "%s", err.why);
@@ -277,6 +313,66 @@ cli_run_follow(struct cli *cli, Corral__RunStart *start, struct cli_run *c, bool
 		corral__run_result__free_unpacked(result, NULL);
 	close(fd);
 	return rc;
+}
+
+static int
+cli_run_follow(struct cli *cli, Corral__RunStart *start, struct cli_run *c, bool own_id)
+{
+	Corral__Request req = CORRAL__REQUEST__INIT;
+
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_START;
+	req.run_start = start;
+	return cli_run_request(cli, &req, start->sandbox, start->request_id, c, own_id);
+}
+
+/* corral runs get|attach NAME ID [--json] [--follow]: run ID's output from
+ * its start and its result, never running it again (RunResume). ATTACH:
+ * with --json, a line per chunk as it comes (--follow), as run --follow. */
+static int
+cli_runs_resume(struct cli *cli, int argc, char **argv, const char *verb, bool attach)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	Corral__Request req = CORRAL__REQUEST__INIT;
+	Corral__RunResume res = CORRAL__RUN_RESUME__INIT;
+	struct cli_run c = { .follow = attach };
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': c.json = true; break;
+		case 'f': c.follow = true; break;
+		default: return cli_usage(cli_find(verb));
+		}
+	}
+	if (argc - optind != 2 || (c.follow && !c.json && !attach))
+		return cli_usage(cli_find(verb));
+	if ((rc = cli_check_name(argv[optind])) != 0)
+		return rc;
+	c.follow = c.follow && c.json;
+	res.sandbox = argv[optind];
+	res.request_id = argv[optind + 1];
+	req.request_case = CORRAL__REQUEST__REQUEST_RUN_RESUME;
+	req.run_resume = &res;
+	c.out = buf_new(CLI_RUN_OUTPUT_MAX_BYTES);
+	rc = cli_run_request(cli, &req, res.sandbox, res.request_id, &c, false);
+	buf_free(c.out);
+	return cli_errored && rc != CLI_EXIT_USAGE ? CLI_EXIT_CORRAL : rc;
+}
+
+int
+cli_runs_get(struct cli *cli, int argc, char **argv)
+{
+	return cli_runs_resume(cli, argc, argv, "runs get", false);
+}
+
+int
+cli_runs_attach(struct cli *cli, int argc, char **argv)
+{
+	return cli_runs_resume(cli, argc, argv, "runs attach", true);
 }
 
 int
@@ -290,7 +386,7 @@ cli_run(struct cli *cli, int argc, char **argv)
 
 	if (text == NULL)
 		return cli_fail("out of memory");
-	if ((rc = cli_run_parse(argc, argv, &start, &c.json, text)) == 0) {
+	if ((rc = cli_run_parse(argc, argv, &start, &c, text)) == 0) {
 		/* Without --id the run gets an id of ours, acknowledged once done. */
 		if ((own_id = start.request_id[0] == '\0')) {
 			cli_run_new_id(id, sizeof(id));

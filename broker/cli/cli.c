@@ -58,10 +58,14 @@ static const struct cli_cmd cli_table[] = {
 	    cli_sandbox_delete },
 	{ "exec", "NAME [--workdir D] [--env K=V]... [--timeout S] [--tty] -- CMD...",
 	    "run one command in a sandbox; exits with its status", cli_exec },
-	{ "run", "NAME [--shell S] [--timeout S] [--id ID] [--json] -- 'COMMAND TEXT'",
+	{ "run", "NAME [--shell S] [--timeout S] [--id ID] [--json [--follow]] -- 'COMMAND TEXT'",
 	    "run a command in a sandbox's persistent shell; exits with its status", cli_run },
 	{ "runs", "NAME [--json | --late ID]", "a sandbox's runs in flight and kept results, "
 	    "or one run's late output", cli_runs },
+	{ "runs get", "NAME ID [--json]", "a run's output and result, by its id (never run "
+	    "again)", cli_runs_get },
+	{ "runs attach", "NAME ID [--json]", "a run's output as it comes, then its result "
+	    "(--json: a JSON line each)", cli_runs_attach },
 	{ "interrupt", "NAME ID", "interrupt a run", cli_interrupt },
 	{ "shell", "NAME", "an interactive shell in a sandbox, with a tty", cli_shell },
 	{ "fs read", "NAME PATH [--json]", "read a file of a sandbox", cli_fs_read },

@@ -87,6 +87,8 @@ int cli_reap(struct cli *cli, int argc, char **argv);
 int cli_exec(struct cli *cli, int argc, char **argv);
 int cli_run(struct cli *cli, int argc, char **argv);
 int cli_runs(struct cli *cli, int argc, char **argv);
+int cli_runs_get(struct cli *cli, int argc, char **argv);
+int cli_runs_attach(struct cli *cli, int argc, char **argv);
 int cli_interrupt(struct cli *cli, int argc, char **argv);
 int cli_shell(struct cli *cli, int argc, char **argv);
 int cli_fs_read(struct cli *cli, int argc, char **argv);

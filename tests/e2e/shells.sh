@@ -87,6 +87,31 @@ rc=$?
 check_eq "an id reused for another command is refused (125)" 125 "$rc"
 check_contains "and says why" "$out" "was used for another command"
 
+# --- A run by its id alone, and its output as JSON lines as it comes.
+out=$(corral runs get s1 cut-1)
+check_eq "runs get gives a run's output by its id, without the command" \
+	"finished-while-away" "$out"
+check_eq "... and runs nothing again" 1 "$(corral run s1 -- 'wc -l < /tmp/cut-count')"
+out=$(corral runs get s1 cut-1 --json)
+check "runs get --json is the run's object" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['request_id'] == 'cut-1' and o['output'] == 'finished-while-away\\n', o" "$out"
+out=$(corral run --json --follow --id flw-1 s1 -- 'echo one; sleep 0.3; echo two; exit 4')
+rc=$?
+check "run --json --follow: JSON lines of output with their offsets, then the result" python3 -c "
+import json, sys
+lines = [json.loads(l) for l in sys.argv[1].splitlines()]
+chunks, last = lines[:-1], lines[-1]
+assert ''.join(c['output'] for c in chunks) == 'one\\ntwo\\n', lines
+assert [c['offset'] for c in chunks][0] == 0 and len(chunks) >= 2, lines
+assert last['result']['exit_code'] == 4 and last['result']['request_id'] == 'flw-1', last" "$out"
+check_eq "... exiting with the run's status" 4 "$rc"
+out=$(corral runs attach s1 flw-1 --json | tail -n 1)
+check_contains "runs attach --json ends with the result line" "$out" '"exit_code":4'
+corral runs get s1 no-such-run >/dev/null 2>&1
+check_eq "runs get of an id the daemon does not hold exits 125 (not found, corral's)" 125 "$?"
+
 # --- A pipeline's writer dies of SIGPIPE when its reader leaves, as in bash -c.
 out=$(corral run s1 -- 'yes | head -1; echo "yes ended with ${PIPESTATUS[0]}"' 2>&1)
 check_eq "yes | head -1: yes dies of SIGPIPE, quietly" "y
