@@ -70,6 +70,8 @@ struct dnsstub {
 	struct proxy_tenant *tenant;
 	int udp_fd, tcp_fd;
 	uint16_t port;
+	bool has_gateway;                       /* bound to one IPv4 address: the gateway's */
+	uint8_t gateway[4];
 	struct event *udp_ev, *tcp_ev, *backoff, *expire, *reaper;
 	bool restricted;                        /* only clients in CLIENT_NET */
 	struct policy_cidr client_net;
@@ -450,6 +452,28 @@ stub_answer_own_name(struct stub_query *sq)
 		stub_answer_rcode(sq, DNS_RCODE_NOERROR);
 }
 
+/* True when SQ asks for PROXY_INFO_HOST, the sandbox's own page on its
+ * gateway (corral(1), "FROM INSIDE"). */
+static bool
+stub_is_info_name(const struct stub_query *sq)
+{
+	return !sq->stub->tenant->host_mode && sq->stub->has_gateway &&
+	    strcmp(sq->host, PROXY_INFO_HOST) == 0;
+}
+
+/* Answers PROXY_INFO_HOST with the gateway's address, unrecorded: what
+ * the page serves never leaves the daemon. */
+static void
+stub_answer_info_name(struct stub_query *sq)
+{
+	const uint8_t(*gw)[4] = (const uint8_t(*)[4])sq->stub->gateway;
+
+	if (sq->q.qtype == DNS_TYPE_A)
+		stub_answer_a(sq, gw, 1, DNSSTUB_OWN_TTL_S);
+	else
+		stub_answer_rcode(sq, DNS_RCODE_NOERROR);
+}
+
 /* Judges the parsed query SQ by the tenant's current policy. */
 static void
 stub_judge(struct stub_query *sq)
@@ -462,6 +486,10 @@ stub_judge(struct stub_query *sq)
 	}
 	if (stub_is_own_name(sq)) {
 		stub_answer_own_name(sq);
+		return;
+	}
+	if (stub_is_info_name(sq)) {
+		stub_answer_info_name(sq);
 		return;
 	}
 	if (!policy_index_name_allowed(sq->gen->index, sq->host)) {
@@ -891,6 +919,10 @@ dnsstub_adopt(struct proxy_tenant *t, int udp_fd, int tcp_fd)
 	if (sock_port(tcp_fd) != s->port) {
 		errno = EINVAL;
 		return stub_fail(s);
+	}
+	if (ss.ss_family == AF_INET) {
+		memcpy(s->gateway, &((struct sockaddr_in *)&ss)->sin_addr, sizeof(s->gateway));
+		s->has_gateway = true;
 	}
 	return stub_events(s) == -1 ? stub_fail(s) : s;
 }

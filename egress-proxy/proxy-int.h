@@ -111,8 +111,21 @@ int reply_forbidden(char *out, size_t size, const char *host, int port, const ch
     const char *reason, const char *sandbox);
 /* A short error response (400, 405, 431, 502, 503, 504, 505) into OUT. */
 int reply_error(char *out, size_t size, int status, const char *reason);
+/* The page of SANDBOX: status 200 with its N denials D (oldest first) and
+ * a suggestion for each host, port and binary refused by name; 405 for a
+ * method other than GET or HEAD (BODY false: HEAD, the head alone). Its
+ * length, or -1 when it does not fit SIZE. */
+struct denial;
+int reply_info(char *out, size_t size, const char *sandbox, const struct denial *d, size_t n,
+    bool body);
 
 #define REPLY_MAX_BYTES 2048
+/* The sandbox's own page on its gateway (corral(1), "FROM INSIDE"): its
+ * recent denials and what would allow them, as JSON. */
+#define PROXY_INFO_HOST "corral.internal"
+#define PROXY_INFO_PORT 80
+#define PROXY_INFO_DENIALS_MAX 50       /* the newest, so the answer fits one send */
+#define PROXY_INFO_MAX_BYTES (96 * 1024)
 #define REPLY_CONNECTED "HTTP/1.1 200 Connection established\r\n\r\n"
 
 #endif

@@ -858,6 +858,43 @@ session_decide_by_binary(struct session *s, struct policy_match *m, const char *
 }
 
 /* Judges the request by the tenant's current policy. */
+/* A request for the sandbox's own page (PROXY_INFO_HOST, plain HTTP, by
+ * the proxy or the fence): answered here, never dialled. */
+static bool
+session_is_info(const struct session *s)
+{
+	return !s->tenant->host_mode && s->port == PROXY_INFO_PORT &&
+	    strcmp(s->host, PROXY_INFO_HOST) == 0 &&
+	    (s->mode == LEDGER_MODE_FORWARD || s->mode == LEDGER_MODE_HTTP);
+}
+
+/* The page: the tenant's newest denials and suggestions (GET, HEAD), or a
+ * 405. The socket's buffer is raised first, so the answer goes in one send. */
+static void
+session_answer_info(struct session *s)
+{
+	enum http_method method = s->req != NULL ? s->req->method : HTTP_METHOD_GET;
+	struct denial *d = calloc(PROXY_INFO_DENIALS_MAX, sizeof(*d));
+	char *reply = malloc(PROXY_INFO_MAX_BYTES);
+	int len = -1, sndbuf = PROXY_INFO_MAX_BYTES * 2;
+	size_t n;
+
+	if (d != NULL && reply != NULL && (method == HTTP_METHOD_GET || method == HTTP_METHOD_HEAD)) {
+		n = denial_ring_since(s->tenant->denials, 0, d, PROXY_INFO_DENIALS_MAX);
+		len = reply_info(reply, PROXY_INFO_MAX_BYTES, s->tenant->name, d, n,
+		    method == HTTP_METHOD_GET);
+	} else if (reply != NULL) {
+		len = reply_error(reply, PROXY_INFO_MAX_BYTES, 405, "read_only");
+	}
+	(void)setsockopt(s->client_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (len < 0)
+		session_fail(s, 503, "out_of_memory");
+	else
+		session_reply_and_close(s, reply, len, "info_page");
+	free(reply);
+	free(d);
+}
+
 static void
 session_decide(struct session *s)
 {
@@ -865,6 +902,10 @@ session_decide(struct session *s)
 	struct policy_match m;
 	enum policy_verdict v;
 
+	if (session_is_info(s)) {
+		session_answer_info(s);
+		return;
+	}
 	v = policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m);
 	if (v == POLICY_NEED_BINARY)
 		v = session_decide_by_binary(s, &m, &reason);
