@@ -3,12 +3,14 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
 #include "common/timeutil.h"
 #include "egress-proxy/denials.h"
 #include "egress-proxy/proxy-int.h"
+#include "policy/suggest.h"
 
 #define REPLY_INFO_HEAD_BYTES 256
 
@@ -91,50 +93,42 @@ reply_error(char *out, size_t size, int status, const char *reason)
 	return n;
 }
 
-/* Whether refusal D is one a policy entry for its host, port and binary
- * would have allowed: a name refused for itself or for the binary that
- * asked, not an address, a Unix socket or a packet the fence rejected. */
-static bool
-reply_suggestible(const struct denial *d)
-{
-	return d->port != 0 && d->host[0] != '\0' && (strcmp(d->reason, "host_not_allowed") == 0 ||
-	    strcmp(d->reason, "binary_not_allowed") == 0);
-}
-
-/* Whether D's host, port and binary are those of a suggestible refusal
- * before it in the N at FIRST (its suggestion is written once). */
-static bool
-reply_seen(const struct denial *first, const struct denial *d)
-{
-	for (const struct denial *e = first; e < d; e++)
-		if (reply_suggestible(e) && e->port == d->port && strcmp(e->host, d->host) == 0 &&
-		    strcmp(e->binary, d->binary) == 0)
-			return true;
-	return false;
-}
-
 /* One suggestion: the endpoint, the binary, how many refusals it answers,
- * the command that applies it. */
+ * what else it lets through, the command that applies it. */
 static void
-reply_suggestion(struct json *j, const char *sandbox, const struct denial *d, size_t n,
-    const struct denial *all)
+reply_suggestion(struct json *j, const char *sandbox, const struct suggestion *g)
 {
-	char endpoint[DENIAL_TEXT_MAX_BYTES + 8], command[3 * DENIAL_TEXT_MAX_BYTES + 96];
-	uint64_t answers = 0;
+	char endpoint[sizeof(g->host) + 8], command[sizeof(endpoint) + sizeof(g->binary) + 96];
 
-	for (size_t i = 0; i < n; i++)
-		if (reply_suggestible(&all[i]) && all[i].port == d->port &&
-		    strcmp(all[i].host, d->host) == 0 && strcmp(all[i].binary, d->binary) == 0)
-			answers += all[i].count;
-	snprintf(endpoint, sizeof(endpoint), "%s:%u", d->host, (unsigned)d->port);
+	snprintf(endpoint, sizeof(endpoint), "%s:%u", g->host, (unsigned)g->port);
 	snprintf(command, sizeof(command), "corral policy update %s --add-endpoint %s%s%s",
-	    sandbox, endpoint, d->binary[0] != '\0' ? " --binary " : "", d->binary);
+	    sandbox, endpoint, g->binary[0] != '\0' ? " --binary " : "", g->binary);
 	json_object_begin(j);
 	json_kv_string(j, "add_endpoint", endpoint);
-	json_kv_string(j, "binary", d->binary[0] != '\0' ? d->binary : NULL);
-	json_kv_uint(j, "denials", answers);
+	json_kv_string(j, "binary", g->binary[0] != '\0' ? g->binary : NULL);
+	json_kv_uint(j, "denials", g->denials);
+	json_kv_string(j, "risk", g->risk);
 	json_kv_string(j, "command", command);
 	json_object_end(j);
+}
+
+/* The suggestions for the N denials D, into J's array. */
+static void
+reply_suggestions(struct json *j, const char *sandbox, const struct denial *d, size_t n)
+{
+	struct suggest_denial *in = calloc(n > 0 ? n : 1, sizeof(*in));
+	struct suggestion *out = calloc(n > 0 ? n : 1, sizeof(*out));
+	size_t made = 0;
+
+	for (size_t i = 0; in != NULL && i < n; i++)
+		in[i] = (struct suggest_denial){ d[i].host, d[i].port, d[i].binary, d[i].reason,
+		    d[i].count };
+	if (in != NULL && out != NULL)
+		made = suggest_make(in, n, out, n);
+	for (size_t i = 0; i < made; i++)
+		reply_suggestion(j, sandbox, &out[i]);
+	free(in);
+	free(out);
 }
 
 int
@@ -168,9 +162,7 @@ reply_info(char *out, size_t size, const char *sandbox, const struct denial *d, 
 	json_array_end(j);
 	json_key(j, "suggestions");
 	json_array_begin(j);
-	for (size_t i = 0; i < n; i++)
-		if (reply_suggestible(&d[i]) && !reply_seen(d, &d[i]))
-			reply_suggestion(j, sandbox, &d[i], n, d);
+	reply_suggestions(j, sandbox, d, n);
 	json_array_end(j);
 	json_object_end(j);
 	if ((text = json_text(j, &len)) != NULL) {

@@ -39,6 +39,9 @@ static const struct cli_cmd cli_table[] = {
 	    "NAME [--rule R] [--add-endpoint H:P [--binary G]...]... "
 	    "[--remove-endpoint H:P]... [--close-revoked]",
 	    "add or remove endpoints of a sandbox's policy", cli_policy_update },
+	{ "policy suggest", "NAME [--since T] [--json] [--apply]",
+	    "the smallest additions that would have allowed a sandbox's refusals",
+	    cli_policy_suggest },
 	{ "denials", "NAME [--since T] [--json]", "what a sandbox was refused, structured",
 	    cli_denials },
 	{ "logs", "[NAME] [--sandbox NAME] [--denied] [--since T] [--until T] [--follow] [--json]",

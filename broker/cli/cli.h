@@ -76,6 +76,7 @@ int cli_policy_check(struct cli *cli, int argc, char **argv);
 int cli_policy_get(struct cli *cli, int argc, char **argv);
 int cli_policy_set(struct cli *cli, int argc, char **argv);
 int cli_policy_update(struct cli *cli, int argc, char **argv);
+int cli_policy_suggest(struct cli *cli, int argc, char **argv);
 int cli_denials(struct cli *cli, int argc, char **argv);
 int cli_logs(struct cli *cli, int argc, char **argv);
 int cli_report(struct cli *cli, int argc, char **argv);
