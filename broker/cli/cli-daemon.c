@@ -46,15 +46,30 @@ cli_expect(Corral__Response *resp, int expected)
 	return cli_fail("unexpected answer from corrald");
 }
 
-/* Prints a PolicyReply's YAML; any other answer is a protocol error. */
+/* Prints a PolicyReply: its YAML, or with JSON {"sandbox", "policy"} (the
+ * policy in force, as YAML text); NOTE, when not NULL, is the line for
+ * people instead of the YAML. Any other answer is a protocol error. */
 static int
-cli_print_policy(Corral__Response *resp)
+cli_print_policy(Corral__Response *resp, const char *sandbox, bool json, const char *note)
 {
+	struct json *j;
 	int rc;
 
 	if ((rc = cli_expect(resp, CORRAL__RESPONSE__RESPONSE_POLICY)) != CLI_EXIT_OK)
 		return rc;
-	fputs(resp->policy->yaml, stdout);
+	if (json && (j = json_new(CLI_JSON_MAX_BYTES)) != NULL) {
+		json_object_begin(j);
+		json_kv_string(j, "sandbox", sandbox);
+		json_kv_string(j, "policy", resp->policy->yaml);
+		json_object_end(j);
+		if (json_text(j, NULL) != NULL)
+			puts(json_text(j, NULL));
+		json_free(j);
+	} else if (note != NULL) {
+		printf("policy of %s %s; in force now\n", cli_text(sandbox), note);
+	} else {
+		fputs(resp->policy->yaml, stdout);
+	}
 	corral__response__free_unpacked(resp, NULL);
 	return CLI_EXIT_OK;
 }
@@ -65,16 +80,19 @@ cli_policy_get(struct cli *cli, int argc, char **argv)
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__PolicyGet get = CORRAL__POLICY_GET__INIT;
 	Corral__Response *resp;
+	bool json = false;
 	int rc;
 
-	if (argc != 2)
+	if ((rc = cli_json_option(argc, argv, "policy get", &json)) != 0)
+		return rc;
+	if (argc - optind != 1)
 		return cli_usage(cli_find("policy get"));
-	get.sandbox = argv[1];
+	get.sandbox = argv[optind];
 	req.request_case = CORRAL__REQUEST__REQUEST_POLICY_GET;
 	req.policy_get = &get;
 	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK)
 		return rc;
-	return cli_print_policy(resp);
+	return cli_print_policy(resp, get.sandbox, json, NULL);
 }
 
 char *
@@ -111,17 +129,22 @@ cli_policy_set(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "close-revoked", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__PolicySet set = CORRAL__POLICY_SET__INIT;
 	Corral__Response *resp;
+	bool json = false;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt != 'c')
+		if (opt == 'j')
+			json = true;
+		else if (opt == 'c')
+			set.close_revoked = 1;
+		else
 			return cli_usage(cli_find("policy set"));
-		set.close_revoked = 1;
 	}
 	if (argc - optind != 2)
 		return cli_usage(cli_find("policy set"));
@@ -135,9 +158,7 @@ cli_policy_set(struct cli *cli, int argc, char **argv)
 	free(set.content);
 	if (rc != CLI_EXIT_OK)
 		return rc;
-	corral__response__free_unpacked(resp, NULL);
-	printf("policy of %s replaced; in force now\n", argv[optind]);
-	return CLI_EXIT_OK;
+	return cli_print_policy(resp, set.sandbox, json, "replaced");
 }
 
 /* Appends ARG to a bounded list of option values. */
@@ -159,12 +180,14 @@ cli_policy_update(struct cli *cli, int argc, char **argv)
 		{ "binary", required_argument, NULL, 'b' },
 		{ "remove-endpoint", required_argument, NULL, 'x' },
 		{ "close-revoked", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *adds[CLI_LIST_MAX], *bins[CLI_LIST_MAX], *removes[CLI_LIST_MAX];
 	Corral__PolicyUpdate up = CORRAL__POLICY_UPDATE__INIT;
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__Response *resp;
+	bool json = false;
 	int opt, rc = 0;
 
 	up.add_endpoints = adds;
@@ -177,6 +200,7 @@ cli_policy_update(struct cli *cli, int argc, char **argv)
 		case 'b': rc = cli_list_add(bins, &up.n_binaries, optarg, "--binary"); break;
 		case 'x': rc = cli_list_add(removes, &up.n_remove_endpoints, optarg, "--remove-endpoint"); break;
 		case 'c': up.close_revoked = 1; break;
+		case 'j': json = true; break;
 		default: return cli_usage(cli_find("policy update"));
 		}
 	}
@@ -189,9 +213,7 @@ cli_policy_update(struct cli *cli, int argc, char **argv)
 	req.policy_update = &up;
 	if ((rc = cli_call(cli, &req, &resp)) != CLI_EXIT_OK)
 		return rc;
-	corral__response__free_unpacked(resp, NULL);
-	printf("policy of %s updated; in force now\n", up.sandbox);
-	return CLI_EXIT_OK;
+	return cli_print_policy(resp, up.sandbox, json, "updated");
 }
 
 static void

@@ -449,22 +449,45 @@ cli_sandbox_get(struct cli *cli, int argc, char **argv)
 	return rc;
 }
 
+/* {"deleted": [NAME...]}: what went (names that were not there are no error). */
+static void
+cli_delete_json(const Corral__SandboxDeleteReply *r)
+{
+	struct json *j = json_new(CLI_SANDBOX_JSON_MAX_BYTES);
+
+	json_object_begin(j);
+	json_key(j, "deleted");
+	json_array_begin(j);
+	for (size_t i = 0; i < r->n_deleted; i++)
+		json_str(j, r->deleted[i]);
+	json_array_end(j);
+	json_object_end(j);
+	if (json_text(j, NULL) != NULL)
+		puts(json_text(j, NULL));
+	json_free(j);
+}
+
 int
 cli_sandbox_delete(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	Corral__SandboxDelete del = CORRAL__SANDBOX_DELETE__INIT;
 	Corral__Request req = CORRAL__REQUEST__INIT;
 	Corral__Response *resp;
+	bool json = false;
 	int opt, rc;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (opt != 'a')
+		if (opt == 'j')
+			json = true;
+		else if (opt == 'a')
+			del.all = 1;
+		else
 			return cli_usage(cli_find("sandbox delete"));
-		del.all = 1;
 	}
 	/* Names or --all, never both: a typo must not widen into "everything". */
 	if (del.all == (optind < argc))
@@ -479,8 +502,11 @@ cli_sandbox_delete(struct cli *cli, int argc, char **argv)
 	if ((rc = cli_call(cli, &req, &resp)) != 0 ||
 	    (rc = cli_expect(resp, CORRAL__RESPONSE__RESPONSE_SANDBOX_DELETE)) != 0)
 		return rc;
-	for (size_t i = 0; i < resp->sandbox_delete->n_deleted; i++)
-		printf("deleted %s\n", cli_text(resp->sandbox_delete->deleted[i]));
+	if (json)
+		cli_delete_json(resp->sandbox_delete);
+	else
+		for (size_t i = 0; i < resp->sandbox_delete->n_deleted; i++)
+			printf("deleted %s\n", cli_text(resp->sandbox_delete->deleted[i]));
 	corral__response__free_unpacked(resp, NULL);
 	return CLI_EXIT_OK;
 }

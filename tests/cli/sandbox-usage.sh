@@ -171,6 +171,8 @@ check_eq "list --json is an array of sandbox objects" "2 beta" "$n"
 out=$("$corral" sandbox delete web-1 ghost); rc=$?
 check_eq "delete exits 0" 0 "$rc"
 check_eq "delete names only what was deleted" "deleted web-1" "$out"
+out=$("$corral" sandbox delete web-1 ghost --json); rc=$?
+check_eq "delete --json names what went, as one object" '0 {"deleted":["web-1"]}' "$rc $out"
 out=$("$corral" sandbox delete ghost); rc=$?
 check_eq "delete of nothing is idempotent (exit 0)" "0 " "$rc $out"
 out=$("$corral" sandbox delete --all)

@@ -121,7 +121,14 @@ out=$(corral logs t1 --since 1h)
 check_contains "logs prints a line per record for people" "$out" "api.github.com:443"
 out=$(corral policy get t1)
 check_contains "policy get shows the sandbox's rendered policy" "$out" "$ws"
-corral policy update t1 --add-endpoint example.com:443 >/dev/null
+out=$(corral policy get t1 --json)
+check "policy get --json is one object: the sandbox and its policy's YAML" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['sandbox'] == 't1' and sys.argv[2] in o['policy'], o" "$out" "$ws"
+out=$(corral policy update t1 --add-endpoint example.com:443 --json)
+check_contains "policy update --json gives the policy now in force" "$out" '"sandbox":"t1"'
+check_contains "... with the new endpoint" "$out" 'example.com'
 code=$(corral exec t1 -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
 	-w '%{http_code}' https://example.com/ 2>/dev/null)
 check_eq "a policy update reaches the running sandbox at once" 200 "$code"
