@@ -19,20 +19,13 @@ tb_up >/dev/null || { echo "Bail out! no test bed"; exit 1; }
 
 BURST=300               # datagrams sent at once
 LIMIT_BURST=20          # the fence's per-sandbox burst (fence.c)
-port=$(tb_free_port)
 mport=$(tb_free_port)
-corral_config "$TB_DIR/corrald.yaml" <<YAML
-host_proxy:
-  listen: 127.0.0.1:$port
+corral_up <<YAML
 metrics:
   listen: 127.0.0.1:$mport
 YAML
-corral_start corrald "$TB_DIR/corrald.yaml" "$port"
-sock="$TB_DIR/corrald.sock"
-corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
-ws="$TB_DIR/ws"
-mkdir -p "$ws"
-chown 1000:1000 "$ws"
+corral() { corral_cli "$@"; }
+ws=$CORRAL_WS
 corral sandbox create --root "$ws" --name ba >/dev/null &&
 	corral sandbox create --root "$ws" --name bb >/dev/null ||
 	{ echo "Bail out! cannot create the sandboxes"; exit 1; }

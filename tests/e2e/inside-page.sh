@@ -20,19 +20,9 @@ tb_need_root
 corral_install_traps
 tb_up >/dev/null || { echo "Bail out! no test bed"; exit 1; }
 
-port=$(tb_free_port)
-corral_config "$TB_DIR/corrald.yaml" <<YAML
-host_proxy:
-  listen: 127.0.0.1:$port
-YAML
-corral_start corrald "$TB_DIR/corrald.yaml" "$port"
-sock="$TB_DIR/corrald.sock"
-corral() { tb_exec_host "$top_builddir/corral" --socket "$sock" "$@"; }
-ws="$TB_DIR/ws"
-mkdir -p "$ws"
-cp "$(tb_ca_file)" "$ws/ca.pem"
-chown -R 1000:1000 "$ws"
-chmod 0755 "$TB_DIR"
+corral_up </dev/null
+corral() { corral_cli "$@"; }
+ws=$CORRAL_WS
 corral sandbox create --root "$ws" --name pa >/dev/null &&
 	corral sandbox create --root "$ws" --name pb >/dev/null ||
 	{ echo "Bail out! cannot create the sandboxes"; exit 1; }

@@ -17,21 +17,12 @@ tb_need_root
 corral_install_traps
 tb_up >/dev/null || { echo "Bail out! no test bed"; exit 1; }
 
-port=$(tb_free_port)
-corral_config "$TB_DIR/corrald.yaml" <<YAML
-host_proxy:
-  listen: 127.0.0.1:$port
-YAML
-corral_start corrald "$TB_DIR/corrald.yaml" "$port"
-ws="$TB_DIR/ws"
-mkdir -p "$ws"
-cp "$(tb_ca_file)" "$ws/ca.pem"
-chown -R 1000:1000 "$ws"
-chmod 0755 "$TB_DIR"
+corral_up </dev/null
+ws=$CORRAL_WS
 
 # pytest's -rA summary: one "PASSED|FAILED|ERROR|SKIPPED name" line each.
 out=$(cd "$top_srcdir/clients/python" && tb_exec_host env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 \
-	CORRAL_SOCKET="$TB_DIR/corrald.sock" CORRAL_CLI="$top_builddir/corral" \
+	CORRAL_SOCKET="$CORRAL_SOCK" CORRAL_CLI="$top_builddir/corral" \
 	CORRAL_TEST_WS="$ws" CORRAL_TEST_CA="$ws/ca.pem" \
 	/usr/bin/python3 -m pytest -p no:cacheprovider -rA -q tests 2>&1)
 echo "$out" | sed 's/^/# /'

@@ -78,6 +78,25 @@ YAML
 	chmod 0666 "$CORRAL_SOCK"
 }
 
+# corral_up: corrald in the test host, its host proxy on a free port
+# (CORRAL_PORT), with the YAML on standard input (none: </dev/null) added to
+# the bed's configuration; CORRAL_SOCK is its socket. CORRAL_WS, a folder of
+# uid 1000 holding the bed's CA as ca.pem, is the sandboxes' workspace.
+corral_up() {
+	CORRAL_PORT=$(tb_free_port)
+	{
+		printf 'host_proxy:\n  listen: 127.0.0.1:%s\n' "$CORRAL_PORT"
+		cat
+	} | corral_config "$TB_DIR/corrald.yaml"
+	corral_start corrald "$TB_DIR/corrald.yaml" "$CORRAL_PORT"
+	CORRAL_SOCK="$TB_DIR/corrald.sock"
+	CORRAL_WS="$TB_DIR/ws"
+	mkdir -p "$CORRAL_WS"
+	cp "$(tb_ca_file)" "$CORRAL_WS/ca.pem"
+	chown -R 1000:1000 "$CORRAL_WS"
+	chmod 0755 "$TB_DIR"
+}
+
 # corral_cli ARG...: the corral CLI in the test host, as root, on CORRAL_SOCK.
 corral_cli() {
 	tb_exec_host "$top_builddir/corral" --socket "$CORRAL_SOCK" "$@"
