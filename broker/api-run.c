@@ -66,7 +66,8 @@ run_stream_send_output(struct run_stream *st, uint64_t offset, const uint8_t *da
 	run_stream_send(st, &ev);
 }
 
-/* R as RunResult; cwd points into R. */
+/* R as RunResult; cwd and ended_by point into R or to constants: a
+ * message the response frees copies them (run_info). */
 static void
 run_result_fill(const struct run *r, Corral__RunResult *res)
 {
@@ -77,6 +78,7 @@ run_result_fill(const struct run *r, Corral__RunResult *res)
 	res->truncated = run_truncated(r);
 	res->respawned = r->result.respawned;
 	res->state_saved = r->result.state_saved;
+	res->ended_by = (char *)(uintptr_t)(r->result.ended_by != NULL ? r->result.ended_by : "");
 }
 
 /* The last frame: the result, or the error that ended the run. */
@@ -443,6 +445,7 @@ run_info(const struct run *r)
 		corral__run_result__init(info->result);
 		run_result_fill(r, info->result);
 		info->result->cwd = xstrdup(info->result->cwd);
+		info->result->ended_by = xstrdup(info->result->ended_by);
 	}
 	return info;
 }

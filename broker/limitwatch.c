@@ -123,6 +123,21 @@ limitwatch_new(struct event_base *base, int memory_fd, int pids_fd, limitwatch_f
 	return w;
 }
 
+uint64_t
+limitwatch_seen(const struct limitwatch *w, enum limitwatch_kind kind)
+{
+	return w != NULL ? w->seen[kind] : 0;
+}
+
+bool
+limitwatch_grew(struct limitwatch *w, enum limitwatch_kind kind, uint64_t mark)
+{
+	if (w == NULL || w->fd[kind] == -1)
+		return false;
+	limitwatch_look(w);
+	return w->seen[kind] > mark;
+}
+
 void
 limitwatch_free(struct limitwatch *w)
 {

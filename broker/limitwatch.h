@@ -10,6 +10,7 @@
 #ifndef CORRAL_LIMITWATCH_H
 #define CORRAL_LIMITWATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LIMITWATCH_INTERVAL_MS 1000
@@ -32,6 +33,14 @@ struct limitwatch *limitwatch_new(struct event_base *base, int memory_fd, int pi
 /* Looks once more (a hit just before a delete is not lost), then stops
  * and closes. NULL is fine. */
 void limitwatch_free(struct limitwatch *w);
+
+/* KIND's count as last seen, without reading: a mark for limitwatch_grew.
+ * 0 for a NULL W. */
+uint64_t limitwatch_seen(const struct limitwatch *w, enum limitwatch_kind kind);
+/* Looks now (reporting what grew, as the timer would) and says whether
+ * KIND's count is past MARK: a hit since the mark was taken, give or take
+ * the last interval before it. False for a NULL W. */
+bool limitwatch_grew(struct limitwatch *w, enum limitwatch_kind kind, uint64_t mark);
 
 /* The count KEY ("oom_kill", "max") in TEXT, a cgroup event file's
  * "key value" lines; 0 when it is not there. Pure. */

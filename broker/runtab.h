@@ -41,6 +41,8 @@ struct run_result {
 	bool timed_out;
 	bool respawned;
 	bool state_saved;               /* its cwd and environment are the next run's */
+	const char *ended_by;           /* what ended it: "timeout", "interrupt",
+	                                 * "memory_limit", "pids_limit"; NULL: itself */
 };
 
 /* The newest bytes of a stream, up to a cap, circular; offsets are those

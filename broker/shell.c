@@ -18,6 +18,7 @@
 
 #include "broker/daemon.h"
 #include "broker/exec.h"
+#include "broker/limitwatch.h"
 #include "broker/metrics.h"
 #include "broker/sandbox.h"
 #include "broker/shell.h"
@@ -100,6 +101,8 @@ struct shell {
 	struct event *timer;            /* start, run timeout, interrupt grace */
 	enum shell_stage stage;
 	bool timed_out;
+	bool interrupted;               /* corral interrupt reached the run */
+	uint64_t marks[2];              /* the sandbox's limit hits seen as the run began */
 	struct shell *next;
 };
 
@@ -392,12 +395,36 @@ struct shell_end {
 	bool respawned;
 };
 
+/* What ended the run in SH that ended with CODE or signal SIG, if not
+ * itself: its timeout, an interrupt, or a limit of the sandbox hit while it
+ * ran (the kernel's OOM kill ends a process with SIGKILL; a refused fork
+ * fails what asked). Only a run that did not end well looks at the limits. */
+static const char *
+shell_ended_by(struct shell *sh, int code, int sig, bool timed_out)
+{
+	struct limitwatch *w = shell_host_valid(sh->host) ? sh->host->sb->limit_watch : NULL;
+
+	if (timed_out)
+		return "timeout";
+	if (sh->interrupted)
+		return "interrupt";
+	/* The shell itself, or the command it waited for (bash exits 128 + 9). */
+	if ((sig == SIGKILL || code == SHELL_EXIT_SIGNALLED + SIGKILL) &&
+	    limitwatch_grew(w, LIMITWATCH_MEMORY, sh->marks[LIMITWATCH_MEMORY]))
+		return limitwatch_reason(LIMITWATCH_MEMORY);
+	if ((code != 0 || sig != 0) &&
+	    limitwatch_grew(w, LIMITWATCH_PIDS, sh->marks[LIMITWATCH_PIDS]))
+		return limitwatch_reason(LIMITWATCH_PIDS);
+	return NULL;
+}
+
 /* Ends R with the kernel's word on it (CODE, or signal SIG when not 0). */
 static void
 shell_finish_run(struct shell *sh, struct run *r, int code, int sig, struct shell_end how)
 {
 	struct run_result res = { .exit_code = code, .timed_out = how.timed_out,
-	    .respawned = how.respawned, .state_saved = how.saved };
+	    .respawned = how.respawned, .state_saved = how.saved,
+	    .ended_by = shell_ended_by(sh, code, sig, how.timed_out) };
 
 	if (sig > 0 && sig <= SHELL_SIGNAL_MAX) {
 		res.signal = sig;
@@ -931,6 +958,9 @@ shell_begin(struct shell *sh, struct run *r)
 		return;
 	}
 	sh->timed_out = false;
+	sh->interrupted = false;
+	sh->marks[LIMITWATCH_MEMORY] = limitwatch_seen(sh->host->sb->limit_watch, LIMITWATCH_MEMORY);
+	sh->marks[LIMITWATCH_PIDS] = limitwatch_seen(sh->host->sb->limit_watch, LIMITWATCH_PIDS);
 	sh->stage = SHELL_STAGE_NONE;
 	sh->run = r;
 	sh->run_no = ++sh->next_no != 0 ? sh->next_no : ++sh->next_no;
@@ -1109,6 +1139,7 @@ shell_interrupt(struct shell_host *h, struct run *r)
 		return;
 	shell_record(sh, r, "run_interrupted");
 	if (sh->run == r) {
+		sh->interrupted = true;
 		if (sh->stage == SHELL_STAGE_NONE)
 			shell_signal_run(sh, SIGINT, SHELL_STAGE_SIGINT, SHELL_INTERRUPT_GRACE_S);
 		return;

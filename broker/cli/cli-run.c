@@ -113,6 +113,8 @@ cli_run_print_json(const struct cli_run *c, const char *id, const Corral__RunRes
 	json_kv_bool(j, "truncated", r->truncated);
 	json_kv_bool(j, "respawned", r->respawned);
 	json_kv_bool(j, "state_saved", r->state_saved);
+	json_kv_string(j, "ended_by", r->ended_by != NULL && r->ended_by[0] != '\0' ?
+	    r->ended_by : NULL);
 	if (c->follow)
 		json_object_end(j);
 	json_object_end(j);

@@ -24,7 +24,7 @@
 static int
 nflog_config(int fd, uint16_t group, uint16_t type, const void *data, size_t len)
 {
-	char buf[NFLOG_CONFIG_BUFFER_BYTES];
+	char buf[NFLOG_CONFIG_BUFFER_BYTES] = { 0 };      /* the padding the kernel reads too */
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct nfgenmsg *g;
 	ssize_t n;

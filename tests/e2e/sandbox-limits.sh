@@ -141,6 +141,16 @@ out=$(corral exec small -- python3 -c 'x = bytearray(1 << 30); print("survived")
 rc=$?
 check_eq "a process past --memory 256M is killed (exit 137)" 137 "$rc"
 check_lacks "and does not get its gigabyte" "$out" "survived"
+out=$(corral run --json small -- "python3 -c 'x = bytearray(1 << 30)'")
+check "a shell run killed at the memory limit says so: ended_by memory_limit" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['exit_code'] == 137 and o['ended_by'] == 'memory_limit', o" "$out"
+out=$(corral run --json small -- 'exit 137')
+check "a run that exits 137 of itself is not blamed on the limit" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['exit_code'] == 137 and o['ended_by'] is None, o" "$out"
 sleep 2          # the counts are read once a second
 ledger_has() { corral_ledger_has "$@"; }
 ledger_has event=lifecycle sandbox=small reason=memory_limit

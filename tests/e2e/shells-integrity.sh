@@ -273,8 +273,8 @@ corral interrupt s1 int-1
 wait "$client"
 check_eq "an interrupted sleep ends with SIGINT (130)" 130 "$?"
 out=$(corral run --json --id int-1 s1 -- 'sleep 30; echo not-reached')
-jq_check "its result says signal 2, not respawned" "$out" \
-	"o['signal'] == 2 and not o['respawned'] and 'not-reached' not in o['output']"
+jq_check "its result says signal 2, not respawned, ended by the interrupt" "$out" \
+	"o['signal'] == 2 and not o['respawned'] and 'not-reached' not in o['output'] and o['ended_by'] == 'interrupt'"
 out=$(corral run --json --timeout 1 s1 -- "trap '' INT; sleep 30")
 rc=$?
 jq_check "a run that ignores SIGINT is killed after the grace (signal 9), the shell survives" \

@@ -123,6 +123,7 @@ check "a run past its timeout is interrupted (timed_out, SIGINT)" python3 -c "
 import json, sys
 o = json.loads(sys.argv[1])
 assert o['timed_out'] and o['exit_code'] == 130 and o['signal'] == 2, o
+assert o['ended_by'] == 'timeout', o
 assert not o['respawned'], o
 " "$out"
 check "the ledger says why: a run_timeout record naming the run" corral_ledger_has \

@@ -106,6 +106,37 @@ test_a_count_that_grew_is_reported_once(void **state)
 	event_base_free(base);
 }
 
+/* A run marks the counts as it begins and asks at its end: a hit between
+ * is seen at once, without waiting for the timer, and reported once. */
+static void
+test_a_mark_tells_a_hit_since(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct hits h = { 0 };
+	char mem[64];
+	int mfd = test_counts_file(mem, "oom_kill 2\n");
+	struct limitwatch *w = limitwatch_new(base, mfd, -1, test_on_hit, &h);
+	uint64_t mark;
+
+	(void)state;
+	assert_non_null(w);
+	mark = limitwatch_seen(w, LIMITWATCH_MEMORY);
+	assert_int_equal(mark, 2);
+	assert_false(limitwatch_grew(w, LIMITWATCH_MEMORY, mark));
+	assert_false(limitwatch_grew(w, LIMITWATCH_PIDS, 0));  /* not watched */
+	test_rewrite(mem, "oom_kill 3\n");
+	assert_true(limitwatch_grew(w, LIMITWATCH_MEMORY, mark));
+	assert_int_equal(h.calls, 1);
+	assert_int_equal(h.count, 1);
+	assert_true(limitwatch_grew(w, LIMITWATCH_MEMORY, mark));
+	assert_int_equal(h.calls, 1);
+	assert_false(limitwatch_grew(NULL, LIMITWATCH_MEMORY, 0));
+	assert_int_equal(limitwatch_seen(NULL, LIMITWATCH_MEMORY), 0);
+	limitwatch_free(w);
+	unlink(mem);
+	event_base_free(base);
+}
+
 static void
 test_nothing_to_watch_is_no_watch(void **state)
 {
@@ -124,6 +155,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts_are_read_by_key),
 		cmocka_unit_test(test_a_count_that_grew_is_reported_once),
+		cmocka_unit_test(test_a_mark_tells_a_hit_since),
 		cmocka_unit_test(test_nothing_to_watch_is_no_watch),
 	};
 

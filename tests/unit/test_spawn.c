@@ -646,10 +646,12 @@ test_missing_command_reports_why(void **state)
 	const char *argv[] = { "no-such-command", NULL };
 	struct run r;
 
+	/* As in a shell: the start takes, the program is not there, 127 and
+	 * the reason on its own stderr. */
 	run_full(sb, argv, NULL, 0, false, &r);
-	assert_int_equal(r.code, -1);
-	assert_non_null(r.why);
-	assert_non_null(strstr(r.why, "no-such-command"));
+	assert_int_equal(r.code, 127);
+	assert_non_null(r.err);
+	assert_non_null(strstr(r.err, "corral: no-such-command: No such file or directory"));
 	run_clear(&r);
 }
 

@@ -142,7 +142,7 @@ SCHEMA = {
         "exit_code": (1, "int32", False), "signal": (2, "int32", False),
         "cwd": (3, "string", False), "timed_out": (4, "bool", False),
         "truncated": (5, "bool", False), "respawned": (6, "bool", False),
-        "state_saved": (7, "bool", False),
+        "state_saved": (7, "bool", False), "ended_by": (8, "string", False),
     },
     "RunEvent": {"output": (1, "RunOutput", False), "result": (2, "RunResult", False)},
     "RunInfo": {

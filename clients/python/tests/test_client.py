@@ -65,7 +65,9 @@ def test_exit_codes_are_the_kernels(sb):
     assert sb.run("exit 3")["exit_code"] == 3
     assert sb.run("no-such-program-here")["exit_code"] == 127
     r = sb.run("kill -9 $$")
-    assert r["exit_code"] == 137 and r["signal"] == 9
+    assert r["exit_code"] == 137 and r["signal"] == 9 and r["ended_by"] == ""
+    r = sb.run("sleep 30", timeout=1)
+    assert r["timed_out"] and r["ended_by"] == "timeout" and r["exit_code"] == 130
 
 
 def test_exec_keeps_stdout_stderr_and_stdin_apart(sb):
