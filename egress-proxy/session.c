@@ -857,7 +857,6 @@ session_decide_by_binary(struct session *s, struct policy_match *m, const char *
 	return v;
 }
 
-/* Judges the request by the tenant's current policy. */
 /* A request for the sandbox's own page (PROXY_INFO_HOST, plain HTTP, by
  * the proxy or the fence): answered here, never dialled. */
 static bool
@@ -879,11 +878,13 @@ session_answer_info(struct session *s)
 	int len = -1, sndbuf = PROXY_INFO_MAX_BYTES * 2;
 	size_t n;
 
-	if (d != NULL && reply != NULL && (method == HTTP_METHOD_GET || method == HTTP_METHOD_HEAD)) {
+	if (d == NULL || reply == NULL) {
+		len = -1;
+	} else if (method == HTTP_METHOD_GET || method == HTTP_METHOD_HEAD) {
 		n = denial_ring_since(s->tenant->denials, 0, d, PROXY_INFO_DENIALS_MAX);
 		len = reply_info(reply, PROXY_INFO_MAX_BYTES, s->tenant->name, d, n,
 		    method == HTTP_METHOD_GET);
-	} else if (reply != NULL) {
+	} else {
 		len = reply_error(reply, PROXY_INFO_MAX_BYTES, 405, "read_only");
 	}
 	(void)setsockopt(s->client_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
@@ -895,6 +896,7 @@ session_answer_info(struct session *s)
 	free(d);
 }
 
+/* Judges the request by the tenant's current policy. */
 static void
 session_decide(struct session *s)
 {

@@ -59,7 +59,12 @@ class _Call:
         self.send(_wire.encode("Request", {member: value}))
 
     def send(self, payload):
-        self.sock.sendall(_wire.frame(payload))
+        try:
+            self.sock.sendall(_wire.frame(payload))
+        except OSError as e:
+            self.sock.close()
+            raise Unavailable("unavailable", "corrald closed the connection: %s"
+                              % (e.strerror or e)) from e
 
     def next(self, message="Response"):
         """The next frame as MESSAGE; None at the end of the stream."""
@@ -79,6 +84,8 @@ class Client:
         call = _Call(self.socket, member, value)
         try:
             r = call.next()
+        except (OSError, _wire.WireError) as e:
+            raise Unavailable("unavailable", "no answer from corrald: %s" % e) from e
         finally:
             call.close()
         if r is None:
@@ -143,7 +150,7 @@ class Sandbox:
         start = {"sandbox": self.name, "shell": shell or "", "command": command,
                  "timeout_seconds": int(timeout or 0), "request_id": run_id}
         chunks = {}
-        result = self._run_stream("run_start", start, chunks)
+        result = self._run_stream("run_start", start, chunks, first=True)
         deadline = time.monotonic() + RESUME_SECONDS
         while result is None:
             if time.monotonic() > deadline:
@@ -156,12 +163,15 @@ class Sandbox:
         out = b"".join(chunks[o] for o in sorted(chunks))
         return dict(result, id=run_id, output=out.decode("utf-8", "replace"))
 
-    def _run_stream(self, member, value, chunks):
+    def _run_stream(self, member, value, chunks, first=False):
         """A run's frames into CHUNKS (offset: bytes); its result, or None
-        when the connection was cut before it."""
+        when the connection was cut before it. FIRST: a daemon that cannot
+        be reached at all is an error at once, not a cut to resume."""
         try:
             call = _Call(self.client.socket, member, value)
         except Unavailable:
+            if first:
+                raise
             return None
         try:
             while True:
