@@ -32,6 +32,7 @@
 /* What `corral exec` was asked for; req points into the other fields. */
 #define CLI_EXEC_KILLED_BY(sig) (128 + (sig))
 #define CLI_NS_PER_MS 1000000
+#define CLI_EXEC_TIMER_SLACK_MS 100     /* the daemon's timer against our clock */
 
 struct cli_exec_args {
 	Corral__ExecSandboxRequest req;
@@ -440,10 +441,12 @@ cli_exec(struct cli *cli, int argc, char **argv)
 		rc = cli_exec_loop(&x);
 	cli_exec_restore_tty();
 	/* The daemon ends a command past its timeout with SIGTERM, then
-	 * SIGKILL: that end is the timeout's, as timeout(1) reports it. */
+	 * SIGKILL: that end is the timeout's, as timeout(1) reports it. Its
+	 * timer may fire a tick early by our clock (libevent's is coarse). */
 	if (!cli_errored && a.req.timeout_seconds > 0 && (rc == CLI_EXEC_KILLED_BY(SIGTERM) ||
 	    rc == CLI_EXEC_KILLED_BY(SIGKILL)) &&
-	    time_mono_ns() / CLI_NS_PER_MS - started_ms >= (int64_t)a.req.timeout_seconds * 1000)
+	    time_mono_ns() / CLI_NS_PER_MS - started_ms + CLI_EXEC_TIMER_SLACK_MS >=
+	    (int64_t)a.req.timeout_seconds * 1000)
 		rc = CLI_EXIT_TIMEOUT;
 out:
 	if (x.sock != -1)
