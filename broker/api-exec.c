@@ -54,6 +54,7 @@ struct exec_stream {
 	unsigned timeout_s;
 	struct event *timer;            /* the command's timeout, then the kill grace */
 	bool killing;
+	bool timed_out;                 /* the timeout ended it, before its own exit */
 	struct exec_stream *next;       /* the sandbox's streams */
 };
 
@@ -112,6 +113,7 @@ exec_stream_send_exit(struct exec_stream *st)
 	Corral__Exit ex = CORRAL__EXIT__INIT;
 
 	ex.exit_code = st->code;
+	ex.timed_out = st->timed_out;
 	ev.payload_case = CORRAL__EXEC_SANDBOX_EVENT__PAYLOAD_EXIT;
 	ev.exit = &ex;
 	exec_stream_send(st, &ev);
@@ -399,7 +401,9 @@ exec_stream_on_timer(evutil_socket_t fd, short what, void *arg)
 		exec_stream_maybe_finish(st);
 		return;
 	}
-	/* Why the command died, for the auditor; it dies whatever the ledger says. */
+	/* Why the command died, for the auditor and the client; it dies
+	 * whatever the ledger says. */
+	st->timed_out = true;
 	if (!st->killing && st->sb != NULL && st->sb->tenant != NULL)
 		(void)proxy_tenant_record_lifecycle(st->sb->tenant, "exec_timeout", NULL);
 	exec_kill(st->proc, st->killing ? SIGKILL : SIGTERM);

@@ -21,7 +21,6 @@
 #include "broker/cli/client.h"
 #include "common/buf.h"
 #include "common/frame.h"
-#include "common/timeutil.h"
 #include "common/wire.h"
 
 #define CLI_EXEC_CHUNK_BYTES (64 * 1024)        /* one read from the socket or stdin */
@@ -30,9 +29,6 @@
 #define CLI_EXEC_WHY_BYTES 512
 
 /* What `corral exec` was asked for; req points into the other fields. */
-#define CLI_EXEC_KILLED_BY(sig) (128 + (sig))
-#define CLI_NS_PER_MS 1000000
-#define CLI_EXEC_TIMER_SLACK_MS 100     /* the daemon's timer against our clock */
 
 struct cli_exec_args {
 	Corral__ExecSandboxRequest req;
@@ -249,7 +245,9 @@ cli_exec_event(struct cli_exec *x, const uint8_t *payload, size_t len)
 		cli_exec_output(x, STDERR_FILENO, ev->stderr);
 		break;
 	case CORRAL__EXEC_SANDBOX_EVENT__PAYLOAD_EXIT:
-		cli_exec_finish(x, ev->exit->exit_code & CLI_EXEC_EXIT_MASK);
+		/* As timeout(1) reports the end it made. */
+		cli_exec_finish(x, ev->exit->timed_out ? CLI_EXIT_TIMEOUT :
+		    ev->exit->exit_code & CLI_EXEC_EXIT_MASK);
 		break;
 	case CORRAL__EXEC_SANDBOX_EVENT__PAYLOAD_ERROR:
 		cli_exec_restore_tty();
@@ -426,7 +424,6 @@ cli_exec(struct cli *cli, int argc, char **argv)
 {
 	struct cli_exec_args a = { .req = CORRAL__EXEC_SANDBOX_REQUEST__INIT };
 	struct cli_exec x = { .sock = -1, .sigfd = -1, .stdin_open = true };
-	int64_t started_ms;
 	int rc;
 
 	cli_map_init(&a.env, &corral__exec_sandbox_request__environment_entry__descriptor);
@@ -434,20 +431,11 @@ cli_exec(struct cli *cli, int argc, char **argv)
 		goto out;
 	x.dec = frame_decoder_new();
 	x.queue = buf_new(CLI_EXEC_QUEUE_MAX_BYTES);
-	started_ms = time_mono_ns() / CLI_NS_PER_MS;
 	if (x.dec == NULL || x.queue == NULL)
 		rc = cli_fail("out of memory");
 	else if ((rc = cli_exec_start(cli, &x, &a.req)) == 0)
 		rc = cli_exec_loop(&x);
 	cli_exec_restore_tty();
-	/* The daemon ends a command past its timeout with SIGTERM, then
-	 * SIGKILL: that end is the timeout's, as timeout(1) reports it. Its
-	 * timer may fire a tick early by our clock (libevent's is coarse). */
-	if (!cli_errored && a.req.timeout_seconds > 0 && (rc == CLI_EXEC_KILLED_BY(SIGTERM) ||
-	    rc == CLI_EXEC_KILLED_BY(SIGKILL)) &&
-	    time_mono_ns() / CLI_NS_PER_MS - started_ms + CLI_EXEC_TIMER_SLACK_MS >=
-	    (int64_t)a.req.timeout_seconds * 1000)
-		rc = CLI_EXIT_TIMEOUT;
 out:
 	if (x.sock != -1)
 		close(x.sock);
@@ -456,6 +444,5 @@ out:
 	frame_decoder_free(x.dec);
 	buf_free(x.queue);
 	cli_map_clear(&a.env);
-	/* The command's own status passes through; corral's failures are one. */
-	return cli_errored && rc != CLI_EXIT_USAGE ? CLI_EXIT_CORRAL : rc;
+	return cli_command_status(rc);
 }

@@ -362,7 +362,7 @@ cli_runs_resume(struct cli *cli, int argc, char **argv, const char *verb, bool a
 	c.out = buf_new(CLI_RUN_OUTPUT_MAX_BYTES);
 	rc = cli_run_request(cli, &req, res.sandbox, res.request_id, &c, false);
 	buf_free(c.out);
-	return cli_errored && rc != CLI_EXIT_USAGE ? CLI_EXIT_CORRAL : rc;
+	return cli_command_status(rc);
 }
 
 int
@@ -399,8 +399,7 @@ cli_run(struct cli *cli, int argc, char **argv)
 		buf_free(c.out);
 	}
 	free(text);
-	/* The command's own status passes through; corral's failures are one. */
-	return cli_errored && rc != CLI_EXIT_USAGE ? CLI_EXIT_CORRAL : rc;
+	return cli_command_status(rc);
 }
 
 static const char *

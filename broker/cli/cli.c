@@ -141,16 +141,24 @@ cli_print_error(const char *code, const char *message)
 	fprintf(stderr, "corral: %s\n", cli_text(line));
 }
 
+/* The message of FMT and AP, printed as an error of CODE. */
+static void
+cli_verror(const char *code, const char *fmt, va_list ap)
+{
+	char message[CLI_ERROR_MAX_BYTES];
+
+	vsnprintf(message, sizeof(message), fmt, ap);
+	cli_print_error(code, message);
+}
+
 int
 cli_error(const char *code, const char *fmt, ...)
 {
-	char message[CLI_ERROR_MAX_BYTES];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
+	cli_verror(code, fmt, ap);
 	va_end(ap);
-	cli_print_error(code, message);
 	return cli_exit_of(code);
 }
 
@@ -164,14 +172,18 @@ cli_unreachable(const char *why)
 int
 cli_fail(const char *fmt, ...)
 {
-	char message[CLI_ERROR_MAX_BYTES];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
+	cli_verror("failed", fmt, ap);
 	va_end(ap);
-	cli_print_error("failed", message);
 	return CLI_EXIT_FAILED;
+}
+
+int
+cli_command_status(int rc)
+{
+	return cli_errored && rc != CLI_EXIT_USAGE ? CLI_EXIT_CORRAL : rc;
 }
 
 const char *

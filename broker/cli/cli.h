@@ -51,6 +51,9 @@ int cli_error(const char *code, const char *fmt, ...) __attribute__((format(prin
  * left errno: refused by the socket's mode (permission_denied), or not
  * there (unavailable). */
 int cli_unreachable(const char *why);
+/* exec's and run's status from RC: the command's own, or CLI_EXIT_CORRAL
+ * when corral itself reported an error (a usage error stays one). */
+int cli_command_status(int rc);
 /* cli_error("failed", ...): CLI_EXIT_FAILED. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* S made safe for a terminal (control bytes as \xHH: a label, a file's

@@ -225,7 +225,7 @@ class Sandbox:
 
     def exec(self, argv, stdin=b"", timeout=None, workdir=None, env=None):
         """ARGV (a list, no shell) with STDIN: {"exit_code", "stdout", "stderr"}
-        (bytes)."""
+        (bytes), "timed_out" (TIMEOUT ended it)."""
         start = {"sandbox_id": self.name, "command": list(argv), "workdir": workdir or "",
                  "environment": dict(env or {}), "timeout_seconds": int(timeout or 0),
                  "stdin": stdin.encode() if isinstance(stdin, str) else bytes(stdin)}
@@ -245,6 +245,7 @@ class Sandbox:
                         out[stream] += ev[stream]["data"]
                 if "exit" in ev:
                     return {"exit_code": ev["exit"]["exit_code"],
+                            "timed_out": ev["exit"]["timed_out"],
                             "stdout": bytes(out["stdout"]), "stderr": bytes(out["stderr"])}
         finally:
             call.close()
