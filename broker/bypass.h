@@ -37,8 +37,9 @@ struct bypass_reader;
 struct bypass_reader *bypass_reader_new(struct event_base *base, int fd, bypass_packet_fn fn,
     void *arg);
 void bypass_reader_free(struct bypass_reader *r);
-/* Packets the kernel dropped because the socket was full, and messages
- * skipped as malformed, so far. */
+/* Reads (with ENOBUFS: the kernel dropped copies, the socket being full)
+ * and messages skipped as malformed, so far; 0 for a NULL R. The metrics
+ * count them (corral_bypass_lost_total). */
 uint64_t bypass_reader_lost(const struct bypass_reader *r);
 uint64_t bypass_reader_malformed(const struct bypass_reader *r);
 

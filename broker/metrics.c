@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/bypass.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
 #include "broker/metrics-http.h"
@@ -28,6 +29,8 @@ struct broker_metrics {
 	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle, *runs, *bypass;
 	struct metric_series *create_seconds, *monitor_seconds;
 	uint64_t ledger_refused_seen;   /* the ledger's count at the last render */
+	struct metric_series *bypass_lost;
+	uint64_t bypass_lost_seen;      /* the bypass reader's count at the last render */
 	struct metrics_summary sum;
 };
 
@@ -100,6 +103,7 @@ metrics_read_gauges(void *arg)
 	struct daemon *d = arg;
 	struct broker_metrics *bm = d->metrics;
 	struct ledger_stats ls;
+	uint64_t lost;
 
 	metric_set(bm->sandboxes_ready, sandbox_count(d));
 	metric_set(bm->sandboxes_creating, sandbox_creating_count(d));
@@ -111,6 +115,9 @@ metrics_read_gauges(void *arg)
 		metric_add(bm->ledger_refused, ls.refused_records - bm->ledger_refused_seen);
 		bm->ledger_refused_seen = ls.refused_records;
 	}
+	lost = bypass_reader_lost(d->bypass) + bypass_reader_malformed(d->bypass);
+	metric_add(bm->bypass_lost, lost - bm->bypass_lost_seen);
+	bm->bypass_lost_seen = lost;
 }
 
 /* One series of a family without labels. */
@@ -152,6 +159,9 @@ metrics_families(struct broker_metrics *bm)
 	    "Connections to host Unix sockets, refused or listed, by decision.", "decision");
 	bm->bypass = metrics_counter(m, "corral_bypass_packets_total",
 	    "Packets the fence rejected outright, as bypass records, by reason.", "reason");
+	bm->bypass_lost = metrics_one(metrics_counter(m, "corral_bypass_lost_total",
+	    "Rejected packets with no bypass record: dropped by the kernel (the socket was "
+	    "full) or unreadable.", NULL));
 	bm->runs = metrics_counter(m, "corral_runs_total",
 	    "Shell runs that ended, by outcome: exited, signaled, timed_out, failed.", "outcome");
 	bm->lifecycle = metrics_counter(m, "corral_lifecycle_events_total",
@@ -163,7 +173,8 @@ metrics_families(struct broker_metrics *bm)
 	bm->monitor_seconds = metrics_one(metrics_histogram(m, "corral_monitor_request_seconds",
 	    "Round trips of the broker's requests to its root monitor.", NULL,
 	    metrics_monitor_bounds, sizeof(metrics_monitor_bounds) / sizeof(metrics_monitor_bounds[0])));
-	return bm->monitor_seconds != NULL && bm->ledger_refused != NULL && bm->lifecycle != NULL &&
+	return bm->monitor_seconds != NULL && bm->ledger_refused != NULL &&
+	    bm->bypass_lost != NULL && bm->lifecycle != NULL &&
 	    bm->runs != NULL && bm->tunnels_open != NULL && bm->start_time != NULL ? 0 : -1;
 }
 

@@ -111,6 +111,8 @@ out=$(tb_exec_host curl -sS "http://127.0.0.1:$mport/metrics")
 got=$(echo "$out" | awk '/^corral_bypass_packets_total/ { s += $2 } END { print s + 0 }')
 check_eq "the metrics count every bypass record" "$total" "$got"
 check_contains "... by reason" "$out" "corral_bypass_packets_total{reason=\"udp_not_allowed\"} $total"
+check_contains "... and none was lost on the way (the burst was cut by the kernel's limit, not dropped)" \
+	"$out" "corral_bypass_lost_total 0"
 
 corral sandbox delete ba >/dev/null
 corral sandbox delete bb >/dev/null
