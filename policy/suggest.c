@@ -48,16 +48,24 @@ suggest_find(struct suggestion *out, size_t n, const char *host, uint16_t port,
 	return NULL;
 }
 
-/* Whether refusal D belongs to the wildcard group of DOMAIN, PORT and
- * BINARY: a name strictly under DOMAIN, refused alike. */
-static bool
-suggest_in_group(const struct suggest_denial *d, const char *domain, uint16_t port,
-    const char *binary)
-{
-	const char *dom;
+/* The refusals, with each one's registrable domain looked up once (the
+ * grouping compares them pairwise: the PSL is not asked n^2 times). */
+struct suggest_set {
+	const struct suggest_denial *d;
+	const char **domain;            /* suggest_domain of each host, or NULL */
+	size_t n;
+};
 
-	return suggest_applies(d) && d->port == port && strcmp(suggest_binary(d), binary) == 0 &&
-	    (dom = suggest_domain(d->host)) != NULL && strcmp(dom, domain) == 0;
+/* Whether refusal I of SET belongs to the wildcard group of ONE: a name
+ * strictly under the same registrable domain, refused alike. */
+static bool
+suggest_in_group(const struct suggest_set *set, size_t i, size_t one)
+{
+	const struct suggest_denial *d = &set->d[i], *o = &set->d[one];
+
+	return suggest_applies(d) && d->port == o->port &&
+	    strcmp(suggest_binary(d), suggest_binary(o)) == 0 && set->domain[i] != NULL &&
+	    strcmp(set->domain[i], set->domain[one]) == 0;
 }
 
 /* The number of labels of NAME. */
@@ -89,56 +97,52 @@ suggest_common_suffix(char *suffix, const char *name)
 	memmove(suffix, suffix + a, strlen(suffix + a) + 1);
 }
 
-/* The wildcard for the group of ONE in the N refusals at D: the narrowest
- * that covers every name of the group ("*." when each is one label under
- * the names' common suffix, else "**."), into HOST; false when the group
- * holds fewer than SUGGEST_WILDCARD_MIN_NAMES names. */
+/* The wildcard for the group of refusal ONE of SET: the narrowest that
+ * covers every name of the group ("*." when each is one label under the
+ * names' common suffix, else "**."), into HOST; false when the group holds
+ * fewer than SUGGEST_WILDCARD_MIN_NAMES names. */
 static bool
-suggest_wildcard(const struct suggest_denial *d, size_t n, const struct suggest_denial *one,
-    const char *domain, char *host, size_t size)
+suggest_wildcard(const struct suggest_set *set, size_t one, char *host, size_t size)
 {
 	char suffix[POLICY_HOST_MAX_BYTES + 1];
-	size_t names = 0, depth = 0;
+	size_t others = 0, depth;
 	bool one_deep = true;
 
-	snprintf(suffix, sizeof(suffix), "%s", one->host);
-	for (size_t i = 0; i < n; i++) {
-		if (!suggest_in_group(&d[i], domain, one->port, suggest_binary(one)))
+	snprintf(suffix, sizeof(suffix), "%s", set->d[one].host);
+	for (size_t i = 0; i < set->n; i++) {
+		if (!suggest_in_group(set, i, one))
 			continue;
-		if (strcmp(d[i].host, one->host) != 0)
-			names++;
-		suggest_common_suffix(suffix, d[i].host);
+		others += strcmp(set->d[i].host, set->d[one].host) != 0;
+		suggest_common_suffix(suffix, set->d[i].host);
 	}
-	if (names + 1 < SUGGEST_WILDCARD_MIN_NAMES || suggest_labels(suffix) <
-	    suggest_labels(domain))
+	if (others + 1 < SUGGEST_WILDCARD_MIN_NAMES ||
+	    suggest_labels(suffix) < suggest_labels(set->domain[one]))
 		return false;
 	depth = suggest_labels(suffix);
-	for (size_t i = 0; i < n; i++)
-		if (suggest_in_group(&d[i], domain, one->port, suggest_binary(one)) &&
-		    suggest_labels(d[i].host) != depth + 1)
+	for (size_t i = 0; i < set->n; i++)
+		if (suggest_in_group(set, i, one) && suggest_labels(set->d[i].host) != depth + 1)
 			one_deep = false;
 	snprintf(host, size, "%s.%s", one_deep ? "*" : "**", suffix);
 	return true;
 }
 
-/* The host an entry would name for refusal ONE: a wildcard (above) when
- * several names under its registrable domain were refused alike and the
- * policy takes it, else the name itself. The apex of the names is never
- * under their wildcard: it stays its own entry. */
+/* The host an entry would name for refusal ONE of SET: a wildcard (above)
+ * when several names under its registrable domain were refused alike and
+ * the policy takes it, else the name itself. The apex of the names is
+ * never under their wildcard: it stays its own entry. */
 static void
-suggest_host_for(const struct suggest_denial *d, size_t n, const struct suggest_denial *one,
-    char *host, size_t size, bool *wildcard)
+suggest_host_for(const struct suggest_set *set, size_t one, char *host, size_t size,
+    bool *wildcard)
 {
-	const char *domain = suggest_domain(one->host);
 	struct policy_host parsed;
 
 	*wildcard = false;
-	snprintf(host, size, "%s", one->host);
-	if (domain == NULL || !suggest_wildcard(d, n, one, domain, host, size))
+	snprintf(host, size, "%s", set->d[one].host);
+	if (set->domain[one] == NULL || !suggest_wildcard(set, one, host, size))
 		return;
 	/* The policy's own check: never a wildcard over a public suffix. */
 	if (match_host_parse(host, &parsed) != MATCH_OK) {
-		snprintf(host, size, "%s", one->host);
+		snprintf(host, size, "%s", set->d[one].host);
 		return;
 	}
 	free(parsed.name);
@@ -161,15 +165,21 @@ suggest_risk(struct suggestion *s)
 size_t
 suggest_make(const struct suggest_denial *d, size_t n, struct suggestion *out, size_t max)
 {
+	struct suggest_set set = { .d = d, .n = n, .domain = calloc(n > 0 ? n : 1,
+	    sizeof(*set.domain)) };
 	char host[sizeof(out->host)];
 	struct suggestion *s;
 	size_t made = 0;
 	bool wildcard;
 
+	if (set.domain == NULL)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		set.domain[i] = suggest_applies(&d[i]) ? suggest_domain(d[i].host) : NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!suggest_applies(&d[i]))
 			continue;
-		suggest_host_for(d, n, &d[i], host, sizeof(host), &wildcard);
+		suggest_host_for(&set, i, host, sizeof(host), &wildcard);
 		if ((s = suggest_find(out, made, host, d[i].port, suggest_binary(&d[i]))) == NULL) {
 			if (made == max)
 				continue;
@@ -181,5 +191,6 @@ suggest_make(const struct suggest_denial *d, size_t n, struct suggestion *out, s
 		}
 		s->denials += d[i].count;
 	}
+	free(set.domain);
 	return made;
 }

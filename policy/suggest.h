@@ -41,7 +41,9 @@ struct suggestion {
 bool suggest_applies(const struct suggest_denial *d);
 
 /* The suggestions for the N refusals at D, into OUT (up to MAX, in the
- * order of their first refusal); the number written. */
+ * order of their first refusal); the number written (0 also when out of
+ * memory). Each host's registrable domain is looked up once: the page
+ * inside serves this on the broker's loop. */
 size_t suggest_make(const struct suggest_denial *d, size_t n, struct suggestion *out, size_t max);
 
 #endif
