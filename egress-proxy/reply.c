@@ -18,6 +18,7 @@ static const char *
 reply_status_text(int status)
 {
 	switch (status) {
+	case 200: return "OK";
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 405: return "Method Not Allowed";
@@ -31,15 +32,23 @@ reply_status_text(int status)
 	}
 }
 
-/* Writes a response with BODY (JSON) and Connection: close into OUT. */
+/* Writes a response with BODY (JSON, BODY_LEN bytes, sent only when SEND:
+ * a HEAD gets the head alone) and Connection: close into OUT. */
+static int
+reply_head_body(char *out, size_t size, int status, const char *body, size_t body_len,
+    bool send)
+{
+	int n = snprintf(out, size, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n%s",
+	    status, reply_status_text(status), body_len, send ? body : "");
+
+	return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
 static int
 reply_with_body(char *out, size_t size, int status, const char *body, size_t body_len)
 {
-	int n = snprintf(out, size, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", status,
-	    reply_status_text(status), body_len, body);
-
-	return n < 0 || (size_t)n >= size ? -1 : n;
+	return reply_head_body(out, size, status, body, body_len, true);
 }
 
 int
@@ -165,13 +174,8 @@ reply_info(char *out, size_t size, const char *sandbox, const struct denial *d, 
 	reply_suggestions(j, sandbox, d, n);
 	json_array_end(j);
 	json_object_end(j);
-	if ((text = json_text(j, &len)) != NULL) {
-		w = snprintf(out, size, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-		    "Content-Length: %zu\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n%s",
-		    len, body ? text : "");
-		if (w < 0 || (size_t)w >= size)
-			w = -1;
-	}
+	if ((text = json_text(j, &len)) != NULL)
+		w = reply_head_body(out, size, 200, text, len, body);
 	json_free(j);
 	return w;
 }
