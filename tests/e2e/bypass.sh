@@ -8,8 +8,9 @@
 # then a burst of 300 datagrams; then one datagram from bb.
 # Expects: a bypass record for each (ip, port, reason, bytes, no pid), in
 # ba's denials too; the burst recorded no more than its rate limit allows;
-# bb's datagram recorded all the same; nothing reached the UDP sink; the
-# metrics count the records.
+# bb's datagram recorded all the same; a datagram from bb's address sent
+# inside ba is ba's; another host user sees none of ba's; nothing reached
+# the UDP sink; the metrics count the records.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
@@ -93,6 +94,33 @@ send ba "$addrb" 5000
 wait_records 1 event=bypass sandbox=ba ip="$addrb" port=5000 reason=udp_not_allowed
 tap_result $? "UDP to another sandbox's address is a bypass record of the sender"
 check_eq "... and none is written for the other sandbox" 0 "$(records event=bypass sandbox=bb)"
+# Attack: blame the neighbour. A socket bound to bb's address (IP_FREEBIND
+# needs no privilege) sends from inside ba: the record is still ba's, as
+# the interface it came in on says.
+forged=$(corral exec ba -- python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, 15, 1)      # IP_FREEBIND
+try:
+    s.bind((sys.argv[1], 0)); s.sendto(b"forged", ("198.18.1.1", 6)); print("sent")
+except OSError as e: print("refused", e.errno)' "$addrb" 2>&1)
+sleep 0.5
+# Either the kernel refuses the foreign source, or the packet is ba's.
+case $forged in
+refused*) ok=0 ;;
+sent) [ "$(records event=bypass sandbox=ba port=6)" -ge 1 ]; ok=$? ;;
+*) ok=1 ;;
+esac
+tap_result $ok "a datagram from bb's address sent inside ba is refused or recorded as ba's ($forged)"
+check_eq "a datagram sent from bb's address is never bb's record" 0 "$(records event=bypass sandbox=bb)"
+# From the host, another user in the socket's group sees none of it.
+chmod 0666 "$CORRAL_SOCK"
+out=$(tb_exec_host setpriv --reuid=65534 --regid=65534 --clear-groups "$top_builddir/corral" \
+	--socket "$CORRAL_SOCK" denials ba --json 2>&1)
+check_eq "another user is not told ba exists (not found: 3), so not its refused packets" 3 "$?"
+check_lacks "... and reads no address of them" "$out" "198.18.1.1"
+check_contains "while ba's owner does" "$(corral denials ba --json)" '"host":"198.18.1.1"'
+chmod 0660 "$CORRAL_SOCK"
 
 send ba 198.18.1.1 7 "$BURST"
 wait_records 10 event=bypass sandbox=ba port=7
