@@ -142,6 +142,9 @@ cli_print_error(const char *code, const char *message)
 }
 
 /* The message of FMT and AP, printed as an error of CODE. */
+static void cli_verror(const char *code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static void
 cli_verror(const char *code, const char *fmt, va_list ap)
 {
