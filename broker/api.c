@@ -20,6 +20,7 @@
 #include <event2/listener.h>
 
 #include "broker/api.h"
+#include "broker/forward.h"
 #include "broker/conf.h"
 #include "broker/daemon.h"
 #include "common/frame.h"
@@ -94,6 +95,7 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_RUN_ACK, api_run_ack },
 	{ CORRAL__REQUEST__REQUEST_RUN_INTERRUPT, api_run_interrupt },
 	{ CORRAL__REQUEST__REQUEST_RUN_LIST, api_run_list },
+	{ CORRAL__REQUEST__REQUEST_FORWARD_LIST, api_forward_list },
 };
 
 /* Requests answered later, once work elsewhere (a sandbox, the monitor) is done. */
@@ -118,6 +120,8 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_RUN_START, api_run_attach },
 	{ CORRAL__REQUEST__REQUEST_RUN_RESUME, api_run_attach },
 	{ CORRAL__REQUEST__REQUEST_LOGS, api_logs_attach },
+	{ CORRAL__REQUEST__REQUEST_FORWARD_OPEN, api_forward_open_attach },
+	{ CORRAL__REQUEST__REQUEST_FORWARD_CONNECT, api_forward_connect_attach },
 };
 
 void
@@ -387,13 +391,12 @@ api_closing_on_event(struct bufferevent *bev, short what, void *arg)
 	bufferevent_free(bev);
 }
 
-void
-api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const char *code,
-    const char *message)
+/* Writes FRAME (taken; NULL: none could be packed) and closes BEV once
+ * it is out. Takes BEV and FRAMES. */
+static void
+api_stream_close_after(struct bufferevent *bev, struct frame_decoder *frames, uint8_t *frame,
+    size_t len)
 {
-	size_t len;
-	uint8_t *frame = wire_pack_error(code, message, &len);
-
 	frame_decoder_free(frames);
 	if (frame == NULL) {
 		bufferevent_free(bev);
@@ -404,6 +407,26 @@ api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const c
 	bufferevent_enable(bev, EV_WRITE);
 	bufferevent_write(bev, frame, len);
 	free(frame);
+}
+
+void
+api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const char *code,
+    const char *message)
+{
+	size_t len;
+	uint8_t *frame = wire_pack_error(code, message, &len);
+
+	api_stream_close_after(bev, frames, frame, len);
+}
+
+void
+api_stream_answer(struct bufferevent *bev, struct frame_decoder *frames,
+    const Corral__Response *resp)
+{
+	size_t len;
+	uint8_t *frame = wire_pack(&resp->base, &len);
+
+	api_stream_close_after(bev, frames, frame, len);
 }
 
 /* Answers one request; -1 drops the connection, 1 says it was handed over. */

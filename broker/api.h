@@ -114,6 +114,10 @@ typedef void (*api_attach_fn)(struct daemon *d, const struct sandbox_caller *cal
  * the connection closes once it is written. Takes BEV and FRAMES. */
 void api_stream_refuse(struct bufferevent *bev, struct frame_decoder *frames, const char *code,
     const char *message);
+/* Ends a stream with one answer, RESP (not taken), then closes the
+ * connection once it is written. Takes BEV and FRAMES. */
+void api_stream_answer(struct bufferevent *bev, struct frame_decoder *frames,
+    const Corral__Response *resp);
 /* The exec stream (api-exec.c), for a first request that is an exec start. */
 void api_exec_attach(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct bufferevent *bev, struct frame_decoder *frames,

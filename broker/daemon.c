@@ -17,6 +17,7 @@
 #include "broker/conf.h"
 #include "broker/bypass.h"
 #include "broker/daemon.h"
+#include "broker/forward.h"
 #include "broker/metrics.h"
 #include "broker/privsep.h"
 #include "broker/registry.h"
@@ -436,6 +437,7 @@ daemon_sandboxes_start(struct daemon *d)
 	/* Exec streams and shells let go of a sandbox before it goes. */
 	sandbox_on_gone(d, api_exec_sandbox_gone);
 	sandbox_on_gone(d, shell_sandbox_gone);
+	sandbox_on_gone(d, forward_sandbox_gone);
 	d->run_of = daemon_run_of;
 	return 0;
 }

@@ -27,6 +27,7 @@ struct broker_metrics {
 	struct metric_series *start_time, *sandboxes_ready, *sandboxes_creating, *tunnels_open;
 	struct metric_series *ledger_queued, *ledger_refused, *bytes_up, *bytes_down;
 	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle, *runs, *bypass;
+	struct metric_family *inbound;
 	struct metric_series *create_seconds, *monitor_seconds;
 	uint64_t ledger_refused_seen;   /* the ledger's count at the last render */
 	struct metric_series *bypass_lost;
@@ -92,6 +93,10 @@ metrics_on_record(const struct ledger_record *rec, bool written, void *arg)
 		break;
 	case LEDGER_EVENT_BYPASS:
 		metric_add(metric_series(bm->bypass, metrics_label(rec->reason), NULL), 1);
+		break;
+	case LEDGER_EVENT_INBOUND:
+		if (rec->decision != LEDGER_DECISION_NONE)      /* the opening record */
+			metric_add(metric_series(bm->inbound, decision, metrics_label(rec->reason)), 1);
 		break;
 	}
 }
@@ -162,6 +167,9 @@ metrics_families(struct broker_metrics *bm)
 	bm->bypass_lost = metrics_one(metrics_counter(m, "corral_bypass_lost_total",
 	    "Rejected packets with no bypass record: dropped by the kernel (the socket was "
 	    "full) or unreadable.", NULL));
+	bm->inbound = metrics_counter(m, "corral_inbound_connections_total",
+	    "Connections from the host through corral forward, by decision and reason.",
+	    "decision,reason");
 	bm->runs = metrics_counter(m, "corral_runs_total",
 	    "Shell runs that ended, by outcome: exited, signaled, timed_out, failed.", "outcome");
 	bm->lifecycle = metrics_counter(m, "corral_lifecycle_events_total",

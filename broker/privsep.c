@@ -474,6 +474,24 @@ privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, g
 	return rc;
 }
 
+int
+privsep_sandbox_socket(struct privsep *ps, int caller_fd, const char *name, char **err)
+{
+	const char *text;
+	int fd = -1;
+
+	monitor_wire_text_encode(ps->msg, MONITOR_NETSOCK, name, caller_fd);
+	if (privsep_call(ps, err) == -1)
+		return -1;
+	if (ps->msg->type != MONITOR_NETSOCK_IS)
+		privsep_failed(ps, err);
+	else if (monitor_wire_text_decode(ps->msg, MONITOR_NETSOCK_IS, &text, &fd) == -1 ||
+	    fd == -1)
+		reason_set(err, "the monitor's answer is malformed");
+	seqmsg_clear(ps->msg);
+	return fd;
+}
+
 bool
 privsep_gone(const struct privsep *ps)
 {

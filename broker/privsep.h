@@ -76,6 +76,11 @@ size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 int privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, gid_t *gid,
     char **err);
 
+/* A non-blocking TCP socket in sandbox NAME's network namespace (for its
+ * loopback: corral forward), answered only when CALLER_FD, the client's
+ * connection, is its creator's or root's. The descriptor, or -1 with *ERR. */
+int privsep_sandbox_socket(struct privsep *ps, int caller_fd, const char *name, char **err);
+
 /* Whether the host's firewall lets the fence work: one line into *LINE
  * (free it), "ok", "at risk: why" or "unknown: why". */
 int privsep_firewall(struct privsep *ps, char **line, char **err);

@@ -97,6 +97,7 @@ static const struct ledger_name ledger_event_names[] = {
 	[LEDGER_EVENT_BYPASS] = LEDGER_NAME("bypass"),
 	[LEDGER_EVENT_UNIX] = LEDGER_NAME("unix"),
 	[LEDGER_EVENT_LIFECYCLE] = LEDGER_NAME("lifecycle"),
+	[LEDGER_EVENT_INBOUND] = LEDGER_NAME("inbound"),
 };
 
 static const struct ledger_name ledger_mode_names[] = {

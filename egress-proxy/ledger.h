@@ -42,6 +42,7 @@ enum ledger_event {
 	LEDGER_EVENT_BYPASS,            /* what the fence rejected outright, counted */
 	LEDGER_EVENT_UNIX,              /* a host Unix socket refused, or a listed one connected */
 	LEDGER_EVENT_LIFECYCLE,         /* a sandbox made, deleted, or held to a limit */
+	LEDGER_EVENT_INBOUND,           /* a connection from the host through corral forward */
 };
 
 enum ledger_mode {

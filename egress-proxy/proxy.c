@@ -567,6 +567,28 @@ proxy_tenant_record_bypass(struct proxy_tenant *t, const char *ip, int port, con
 	    reason);
 }
 
+int
+proxy_tenant_record_inbound(struct proxy_tenant *t, const struct proxy_inbound_event *e)
+{
+	struct ledger_record rec;
+	bool opening = e->decision != LEDGER_DECISION_NONE;
+
+	proxy_tenant_record_init(t, &rec, LEDGER_EVENT_INBOUND);
+	rec.id = e->id;
+	rec.pid = e->pid > 0 ? e->pid : LEDGER_NULL_INT;
+	rec.host = e->listen;
+	rec.port = e->port;
+	rec.ip = e->ip;
+	rec.decision = e->decision;
+	rec.reason = e->reason;
+	if (!opening) {
+		rec.bytes_up = e->bytes_up;
+		rec.bytes_down = e->bytes_down;
+		rec.duration_ms = e->duration_ms;
+	}
+	return ledger_write(t->proxy->ledger, &rec);
+}
+
 /* A lifecycle record of T's sandbox: WHAT, about RUN or POLICY (either NULL). */
 static int
 proxy_tenant_lifecycle(struct proxy_tenant *t, const char *what, const char *run,

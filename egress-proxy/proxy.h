@@ -13,6 +13,7 @@
 
 #include "egress-proxy/denials.h"
 #include "egress-proxy/http.h"
+#include "egress-proxy/ledger.h"
 
 struct addr_policy;
 struct event_base;
@@ -167,6 +168,24 @@ void proxy_tenant_record_unix(struct proxy_tenant *t, const struct proxy_unix_ev
  * rejected for REASON ("udp_not_allowed"), and adds it to T's denials. */
 void proxy_tenant_record_bypass(struct proxy_tenant *t, const char *ip, int port,
     const char *reason, uint32_t bytes);
+
+/* A connection from the host into T's sandbox through corral forward:
+ * its opening (DECISION allow or deny) or its end (DECISION none, with
+ * the byte counts and duration). */
+struct proxy_inbound_event {
+	uint64_t id;                    /* the same in the opening and the end */
+	enum ledger_decision decision;
+	const char *listen;             /* the forward's host side, as its CLI listens */
+	int port;                       /* on the sandbox's loopback */
+	const char *ip;                 /* the loopback address dialled inside, or NULL */
+	int64_t pid;                    /* the forwarding CLI, as the host sees it */
+	const char *reason;             /* a refusal's, or why it ended; NULL: none */
+	int64_t bytes_up, bytes_down;   /* the end only: sent by the sandbox, received */
+	int64_t duration_ms;
+};
+/* Writes E as an inbound record of T's sandbox (corral-ledger(5)); -1
+ * when the ledger refused it (an opening is then refused too). */
+int proxy_tenant_record_inbound(struct proxy_tenant *t, const struct proxy_inbound_event *e);
 
 /* Writes a lifecycle record of T's sandbox (corral-ledger(5)): WHAT is
  * its reason ("created", "deleted", "memory_limit", "pids_limit"), RUN

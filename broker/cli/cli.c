@@ -79,6 +79,9 @@ static const struct cli_cmd cli_table[] = {
 	{ "fs list", "NAME [PATH] [--json]", "list a folder of a sandbox", cli_fs_list },
 	{ "fs grep", "NAME PATTERN [PATH] [--json]", "find lines matching a pattern",
 	    cli_fs_grep },
+	{ "forward", "NAME [ADDR:]HOST_PORT:SANDBOX_PORT | NAME PATH:SANDBOX_PORT | --list [--json]",
+	    "reach a service on a sandbox's loopback from the host's, while this runs",
+	    cli_forward },
 	{ "reap", "[--json]", "remove what dead servers left behind", cli_reap },
 };
 

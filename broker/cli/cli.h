@@ -100,6 +100,7 @@ int cli_fs_write(struct cli *cli, int argc, char **argv);
 int cli_fs_edit(struct cli *cli, int argc, char **argv);
 int cli_fs_list(struct cli *cli, int argc, char **argv);
 int cli_fs_grep(struct cli *cli, int argc, char **argv);
+int cli_forward(struct cli *cli, int argc, char **argv);
 
 /* 0 when NAME is a sandbox name (^[a-z0-9][a-z0-9-]{0,62}$); else prints why
  * and returns CLI_EXIT_FAILED. */

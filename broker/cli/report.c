@@ -394,6 +394,8 @@ report_add(struct report *r, const char *line, size_t len)
 	if ((b = report_box_of(r, report_string(&rec, REPORT_F_SANDBOX), &box)) == NULL)
 		return;         /* past the cap of sandboxes: counted there only */
 	b->records++;
+	if (report_is(&rec, REPORT_F_EVENT, "inbound"))
+		return;         /* the host's way in (corral forward), not the sandbox's egress */
 	if (report_is(&rec, REPORT_F_DECISION, "deny"))
 		report_add_refusal(b, &rec);
 	else if (report_is(&rec, REPORT_F_EVENT, "connect") &&

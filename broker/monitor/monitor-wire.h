@@ -16,6 +16,9 @@
  *   broker -> monitor  OWNER    a path; fd: the client's connection (root only)
  *                                                        -> OWNED or FAILED
  *   broker -> monitor  FIREWALL ""                       -> FIREWALL_IS (one line)
+ *   broker -> monitor  NETSOCK  a sandbox's name; fd: the client's connection
+ *                               (its creator or root)    -> NETSOCK_IS (fd: a TCP
+ *                                                           socket in its network) or FAILED
  * Closing the socket asks the monitor to tear everything down and exit. */
 #ifndef CORRAL_MONITOR_WIRE_H
 #define CORRAL_MONITOR_WIRE_H
@@ -55,6 +58,8 @@ enum monitor_wire_type {
 	MONITOR_OWNED,
 	MONITOR_FIREWALL,
 	MONITOR_FIREWALL_IS,
+	MONITOR_NETSOCK,
+	MONITOR_NETSOCK_IS,
 };
 
 /* One of the caller's folders, shown at its own path. */

@@ -299,7 +299,39 @@ monitor_answer_firewall(struct monitor *mon)
 	monitor_send_text(mon, MONITOR_FIREWALL_IS, line);
 }
 
-/* One request; anything but the five requests ends the monitor. */
+/* NETSOCK: a TCP socket in a sandbox's network, for corral forward: the
+ * kernel names the caller on the handed-over connection, and only the
+ * sandbox's creator or root gets one. */
+static void
+monitor_answer_netsock(struct monitor *mon)
+{
+	struct monitor_peer who;
+	const char *name;
+	char *err = NULL;
+	int conn = -1, fd = -1;
+
+	if (monitor_wire_text_decode(mon->in, MONITOR_NETSOCK, &name, &conn) == -1) {
+		if (conn != -1)
+			close(conn);
+		monitor_broken(mon, "a malformed netsock request");
+	}
+	if (monitor_peer(conn, mon->setup->socket_path, &who) == -1)
+		monitor_send_text(mon, MONITOR_FAILED,
+		    "refused: that is not a connection to the control socket");
+	else if (mon->op == NULL)
+		monitor_send_text(mon, MONITOR_FAILED, "sandboxes are not served here");
+	else if (privop_sandbox_socket(mon->op, name, who.uid, &fd, &err) == -1)
+		monitor_send_text(mon, MONITOR_FAILED, err != NULL ? err : "no socket");
+	else {
+		monitor_wire_text_encode(mon->out, MONITOR_NETSOCK_IS, "", fd);
+		monitor_send(mon);
+		close(fd);
+	}
+	close(conn);
+	free(err);
+}
+
+/* One request; anything but the six requests ends the monitor. */
 static void
 monitor_dispatch(struct monitor *mon)
 {
@@ -318,6 +350,9 @@ monitor_dispatch(struct monitor *mon)
 		break;
 	case MONITOR_FIREWALL:
 		monitor_answer_firewall(mon);
+		break;
+	case MONITOR_NETSOCK:
+		monitor_answer_netsock(mon);
 		break;
 	default:
 		monitor_broken(mon, "a message that is not a monitor request");

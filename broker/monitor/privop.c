@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@ _Static_assert(sizeof(INITPROTO_SOCKETS_DIR "/") + INITPROTO_SOCKET_NAME_MAX_BYT
 /* What the monitor keeps of one sandbox. */
 struct privop_sandbox {
 	char name[64];
+	uid_t owner;                    /* the caller that created it: may forward into it */
 	char gateway[INET_ADDRSTRLEN];  /* spawn reads it again when corral-init is ready */
 	struct cgroup_sandbox *cg;
 	struct spawn *sp;
@@ -798,6 +800,7 @@ privop_create(struct privop *p, const struct monitor_create *req,
 		return -1;
 	s = xcalloc(1, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", req->name);
+	s->owner = req->caller_uid;
 	if (cgroup_sandbox_create(&p->cgh, p->instance, req->name, &lim, &s->cg, &why) == -1) {
 		privop_fail_with(err, "cgroups", why);
 		goto fail;
@@ -823,6 +826,37 @@ fail:
 	out->creds = NULL;
 	privop_sandbox_free(p, s);
 	return -1;
+}
+
+/* A TCP socket for the sandbox's loopback: IPv6 with IPv4 mapped, so
+ * that one kind reaches 127.0.0.1 and ::1; IPv4 where IPv6 is off. */
+static int
+privop_loopback_socket(void)
+{
+	int off = 0, fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd != -1 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) == -1) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd == -1 && errno == EAFNOSUPPORT)
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	return fd;
+}
+
+int
+privop_sandbox_socket(struct privop *p, const char *name, uid_t caller, int *fd, char **err)
+{
+	struct privop_sandbox *s = privop_find(p, name);
+
+	/* The broker checked it too; the kernel's word on the caller is what
+	 * counts here, as for a create. */
+	if (s == NULL || (caller != 0 && caller != s->owner))
+		return reason_set(err, "refused: no sandbox %s of yours", name);
+	*fd = privop_in_netns(p, spawn_netns_fd(s->sp), privop_loopback_socket);
+	if (*fd == -1)
+		return reason_set(err, "a socket in its network: %s", strerror(errno));
+	return 0;
 }
 
 int

@@ -38,6 +38,11 @@ int privop_take_bypass_fd(struct privop *p, const char **why);
  * nothing of it left behind. */
 int privop_create(struct privop *p, const struct monitor_create *req,
     struct monitor_built *out, char **err);
+/* A non-blocking TCP socket in sandbox NAME's network namespace, for
+ * its loopback (corral forward), into *FD, when CALLER (the kernel's
+ * word) made it or is root. -1 with a reason in *ERR. */
+int privop_sandbox_socket(struct privop *p, const char *name, uid_t caller, int *fd,
+    char **err);
 /* Tears down sandbox NAME: kills its processes, removes its cgroups, its
  * home and its namespace (the veth dies with it). Idempotent. */
 int privop_destroy(struct privop *p, const char *name, char **err);

@@ -277,16 +277,25 @@ check_eq "uid $OTHER_UID: logs of all it may see exits 0" 0 "$rc"
 check_eq "uid $OTHER_UID: and shows nothing" "" "$out"
 
 # A user's share of logs streams: four followed at once, a fifth refused.
-for n in 1 2 3 4; do
-	tb_spawn_host "share$n" setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups \
+# A probe served while fewer than four are held briefly makes a fourth (and
+# a follower arriving then is refused and exits): a follower that is gone
+# is started again.
+follow_share() {
+	tb_spawn_host "share$1" setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups \
 		"$top_builddir/corral" --socket "$CORRAL_SOCK" logs --follow
-done
+}
+for n in 1 2 3 4; do follow_share "$n"; done
 _i=0
 while :; do             # until the four are served
 	out=$(corral_as "$OTHER_UID" logs 2>&1)
 	case $out in *"logs streams"*) break ;; esac
 	[ "$_i" -ge "$WAIT_TENTHS" ] && break
 	sleep 0.1
+	for n in 1 2 3 4; do
+		_p=$(tb_pid "share$n")   # gone, or a zombie not yet waited for
+		[ -e "/proc/$_p" ] && [ "$(awk '{ print $3 }' "/proc/$_p/stat")" != Z ] ||
+			follow_share "$n"
+	done
 	_i=$((_i + 1))
 done
 check_contains "uid $OTHER_UID: a fifth stream is refused, naming the share" "$out" \
