@@ -892,6 +892,16 @@ sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char 
 }
 
 /* The monitor's answer: the sandbox it built (B), or why not. */
+/* The wire's code of a build the monitor did not make: its refusals of
+ * what the caller may not have (a folder, a home, run_as) say "refused:"
+ * and are permission_denied; anything else is the machine's failure. */
+static const char *
+sandbox_failure_code(const char *why)
+{
+	return why != NULL && strstr(why, "refused:") != NULL ? WIRE_ERR_PERMISSION :
+	    WIRE_ERR_UNAVAILABLE;
+}
+
 static void
 sandbox_on_built(struct monitor_built *b, const char *why, void *arg)
 {
@@ -909,7 +919,7 @@ sandbox_on_built(struct monitor_built *b, const char *why, void *arg)
 		why = "corrald is stopping";
 	}
 	if (b == NULL) {
-		sandbox_creating_end(c, NULL, WIRE_ERR_UNAVAILABLE, why);
+		sandbox_creating_end(c, NULL, sandbox_failure_code(why), why);
 		return;
 	}
 	if ((sb = sandbox_adopt(d, &c->plan, b, &err)) == NULL) {

@@ -568,11 +568,11 @@ privop_grant_home(const struct monitor_create *req, char **err)
 	fd = spawn_open_dir_as(req->caller_uid, req->caller_gid, req->caller_groups,
 	    req->n_caller_groups, req->grant_home, &why);
 	if (fd == -1) {
-		privop_fail_with(err, "--home", why);
+		privop_fail_with(err, "--home refused", why);
 		return -1;
 	}
 	if (req->caller_uid != 0 && (fstat(fd, &st) == -1 || st.st_uid != req->caller_uid)) {
-		reason_set(err, "--home %s is not yours: grants copy only from your own home",
+		reason_set(err, "--home %s refused: it is not yours; grants copy only from your own home",
 		    req->grant_home);
 		close(fd);
 		return -1;

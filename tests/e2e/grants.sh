@@ -122,7 +122,7 @@ check_eq "the real home is untouched" "$KEY_A" "$(cat "$ha/.ssh/id_ed25519")"
 
 # --- Another user's home.
 out=$(as_a sandbox create --root "$ws" --grant ssh --home "$hb" --name g2 2>&1)
-check_eq "--grant with ctest-gb's --home is refused (by the monitor: 6)" 6 "$?"
+check_eq "--grant with ctest-gb's --home is refused (by the monitor: 4)" 4 "$?"
 check_contains "with a message naming --home" "$out" "--home"
 out=$(as_a exec g2 -- sh -c 'cat ~/.ssh/id_ed25519' 2>&1)
 check_lacks "and no sandbox shows b's key" "$out" "b's key"
