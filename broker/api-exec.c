@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "broker/api.h"
 #include "broker/daemon.h"
 #include "broker/exec.h"
+#include "broker/limitwatch.h"
 #include "broker/sandbox.h"
 #include "common/frame.h"
 #include "common/log.h"
@@ -55,6 +57,7 @@ struct exec_stream {
 	struct event *timer;            /* the command's timeout, then the kill grace */
 	bool killing;
 	bool timed_out;                 /* the timeout ended it, before its own exit */
+	uint64_t marks[LIMITWATCH_KINDS];       /* the sandbox's limit hits seen as it started */
 	struct exec_stream *next;       /* the sandbox's streams */
 };
 
@@ -106,6 +109,24 @@ exec_stream_send_error(struct exec_stream *st, const char *code, const char *mes
 	st->done = true;
 }
 
+/* What ended ST's command, if not itself: its timeout, or a limit of the
+ * sandbox hit while it ran (the kernel's OOM kill is a SIGKILL: 137; a
+ * refused fork fails what asked), as a shell run's ended_by says. */
+static const char *
+exec_stream_ended_by(struct exec_stream *st)
+{
+	struct limitwatch *w = st->sb != NULL ? st->sb->limit_watch : NULL;
+
+	if (st->timed_out)
+		return "timeout";
+	if (st->code == 128 + SIGKILL &&
+	    limitwatch_grew(w, LIMITWATCH_MEMORY, st->marks[LIMITWATCH_MEMORY]))
+		return limitwatch_reason(LIMITWATCH_MEMORY);
+	if (st->code != 0 && limitwatch_grew(w, LIMITWATCH_PIDS, st->marks[LIMITWATCH_PIDS]))
+		return limitwatch_reason(LIMITWATCH_PIDS);
+	return "";
+}
+
 static void
 exec_stream_send_exit(struct exec_stream *st)
 {
@@ -114,6 +135,7 @@ exec_stream_send_exit(struct exec_stream *st)
 
 	ex.exit_code = st->code;
 	ex.timed_out = st->timed_out;
+	ex.ended_by = (char *)(uintptr_t)exec_stream_ended_by(st);
 	ev.payload_case = CORRAL__EXEC_SANDBOX_EVENT__PAYLOAD_EXIT;
 	ev.exit = &ex;
 	exec_stream_send(st, &ev);
@@ -365,6 +387,8 @@ exec_stream_on_started(struct exec_proc *p, const char *why, void *arg)
 		return;
 	}
 	st->started = true;
+	for (enum limitwatch_kind k = 0; k < LIMITWATCH_KINDS; k++)
+		st->marks[k] = limitwatch_seen(st->sb != NULL ? st->sb->limit_watch : NULL, k);
 	if (st->tty) {
 		st->out = st->in = exec_stream_pipe(st, exec_tty(p), true);
 		if (st->out != NULL)

@@ -12,7 +12,6 @@
 #include "broker/limitwatch.h"
 
 #define LIMITWATCH_FILE_MAX_BYTES 512   /* memory.events is ~120 bytes */
-#define LIMITWATCH_KINDS 2
 
 static const char *const limitwatch_keys[LIMITWATCH_KINDS] = {
 	[LIMITWATCH_MEMORY] = "oom_kill",

@@ -18,6 +18,7 @@
 enum limitwatch_kind {
 	LIMITWATCH_MEMORY,              /* processes killed at the memory limit */
 	LIMITWATCH_PIDS,                /* forks refused at the pids limit */
+	LIMITWATCH_KINDS
 };
 
 struct event_base;

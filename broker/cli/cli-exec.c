@@ -245,6 +245,13 @@ cli_exec_event(struct cli_exec *x, const uint8_t *payload, size_t len)
 		cli_exec_output(x, STDERR_FILENO, ev->stderr);
 		break;
 	case CORRAL__EXEC_SANDBOX_EVENT__PAYLOAD_EXIT:
+		/* A limit that ended it is said, as a shell says "Killed". */
+		if (ev->exit->ended_by[0] != '\0' && !ev->exit->timed_out)
+			fprintf(stderr, "corral: exec: ended by the sandbox's %s\n",
+			    strcmp(ev->exit->ended_by, "memory_limit") == 0 ?
+			    "memory limit (out-of-memory kill)" : strcmp(ev->exit->ended_by,
+			    "pids_limit") == 0 ? "pids limit (a fork was refused)" :
+			    cli_text(ev->exit->ended_by));
 		/* As timeout(1) reports the end it made. */
 		cli_exec_finish(x, ev->exit->timed_out ? CLI_EXIT_TIMEOUT :
 		    ev->exit->exit_code & CLI_EXEC_EXIT_MASK);

@@ -141,6 +141,10 @@ out=$(corral exec small -- python3 -c 'x = bytearray(1 << 30); print("survived")
 rc=$?
 check_eq "a process past --memory 256M is killed (exit 137)" 137 "$rc"
 check_lacks "and does not get its gigabyte" "$out" "survived"
+check_contains "the exec says the memory limit ended it" "$out" \
+	"ended by the sandbox's memory limit (out-of-memory kill)"
+out=$(corral exec small -- sh -c 'exit 137' 2>&1)
+check_lacks "an exec that exits 137 of itself is not blamed on the limit" "$out" "ended by"
 out=$(corral run --json small -- "python3 -c 'x = bytearray(1 << 30)'")
 check "a shell run killed at the memory limit says so: ended_by memory_limit" python3 -c "
 import json, sys

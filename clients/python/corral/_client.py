@@ -225,7 +225,8 @@ class Sandbox:
 
     def exec(self, argv, stdin=b"", timeout=None, workdir=None, env=None):
         """ARGV (a list, no shell) with STDIN: {"exit_code", "stdout", "stderr"}
-        (bytes), "timed_out" (TIMEOUT ended it)."""
+        (bytes), "timed_out" (TIMEOUT ended it), "ended_by" (what ended it
+        when not itself: "timeout", "memory_limit", "pids_limit"; "" else)."""
         start = {"sandbox_id": self.name, "command": list(argv), "workdir": workdir or "",
                  "environment": dict(env or {}), "timeout_seconds": int(timeout or 0),
                  "stdin": stdin.encode() if isinstance(stdin, str) else bytes(stdin)}
@@ -246,6 +247,7 @@ class Sandbox:
                 if "exit" in ev:
                     return {"exit_code": ev["exit"]["exit_code"],
                             "timed_out": ev["exit"]["timed_out"],
+                            "ended_by": ev["exit"].get("ended_by", ""),
                             "stdout": bytes(out["stdout"]), "stderr": bytes(out["stderr"])}
         finally:
             call.close()

@@ -23,7 +23,8 @@ SCHEMA = {
         "start": (1, "ExecSandboxRequest", False), "stdin": (2, "bytes", False),
     },
     "Output": {"data": (1, "bytes", False)},
-    "Exit": {"exit_code": (1, "int32", False), "timed_out": (2, "bool", False)},
+    "Exit": {"exit_code": (1, "int32", False), "timed_out": (2, "bool", False),
+             "ended_by": (3, "string", False)},
     "ExecSandboxEvent": {
         "stdout": (1, "Output", False), "stderr": (2, "Output", False),
         "exit": (3, "Exit", False), "error": (4, "Error", False),
