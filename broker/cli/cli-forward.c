@@ -419,8 +419,6 @@ cli_forward_list_json(const Corral__ForwardListReply *r)
 {
 	struct json *j = json_new(CLI_FORWARD_JSON_MAX_BYTES);
 	char when[RFC3339_US_BYTES];
-	const char *text;
-	int rc = CLI_EXIT_OK;
 
 	json_array_begin(j);
 	for (size_t i = 0; i < r->n_forwards; i++) {
@@ -440,12 +438,7 @@ cli_forward_list_json(const Corral__ForwardListReply *r)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	if ((text = json_text(j, NULL)) == NULL)
-		rc = cli_fail("the answer is too large to print as JSON");
-	else
-		puts(text);
-	json_free(j);
-	return rc;
+	return cli_print_json(j);
 }
 
 static void

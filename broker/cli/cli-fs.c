@@ -64,21 +64,6 @@ cli_fs_parse(int argc, char **argv, const char *verb, int min, int max, struct c
 	return cli_check_name(a->words[0]);
 }
 
-/* Prints J's text (or says why it cannot); the verb's exit code. */
-static int
-cli_fs_print_json(struct json *j)
-{
-	const char *text = json_text(j, NULL);
-	int rc = CLI_EXIT_OK;
-
-	if (text == NULL)
-		rc = cli_fail("the answer is too large to print as JSON");
-	else
-		puts(text);
-	json_free(j);
-	return rc;
-}
-
 /* Prints an answer of the kind its verb asked for, plainly or as JSON. */
 typedef int (*cli_fs_print_fn)(const Corral__Response *resp, bool json);
 
@@ -121,7 +106,7 @@ cli_fs_print_read(const Corral__Response *resp, bool json)
 	json_str_n(j, (const char *)r->content.data, r->content.len);
 	json_kv_bool(j, "truncated", r->truncated);
 	json_object_end(j);
-	return cli_fs_print_json(j);
+	return cli_print_json(j);
 }
 
 int
@@ -182,7 +167,7 @@ cli_fs_print_written(const Corral__FsWriteReply *w, bool json, const char *verb)
 	json_kv_uint(j, "bytes_written", w->bytes_written);
 	json_kv_bool(j, "created", w->created);
 	json_object_end(j);
-	return cli_fs_print_json(j);
+	return cli_print_json(j);
 }
 
 static int
@@ -268,7 +253,7 @@ cli_fs_print_list(const Corral__Response *resp, bool json)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	return cli_fs_print_json(j);
+	return cli_print_json(j);
 }
 
 int
@@ -319,7 +304,7 @@ cli_fs_print_grep(const Corral__Response *resp, bool json)
 	}
 	json_array_end(j);
 	json_object_end(j);
-	return cli_fs_print_json(j);
+	return cli_print_json(j);
 }
 
 int

@@ -214,8 +214,6 @@ static int
 cli_sandboxes_json(Corral__SandboxInfo **list, size_t n, bool array)
 {
 	struct json *j = json_new(CLI_SANDBOX_JSON_MAX_BYTES);
-	const char *text;
-	int rc = CLI_EXIT_OK;
 
 	if (array)
 		json_array_begin(j);
@@ -223,12 +221,7 @@ cli_sandboxes_json(Corral__SandboxInfo **list, size_t n, bool array)
 		cli_sandbox_json(j, list[i]);
 	if (array)
 		json_array_end(j);
-	if ((text = json_text(j, NULL)) == NULL)
-		rc = cli_fail("the answer is too large to print as JSON");
-	else
-		puts(text);
-	json_free(j);
-	return rc;
+	return cli_print_json(j);
 }
 
 static void
@@ -515,8 +508,6 @@ static int
 cli_reap_json(const Corral__ReapReply *r)
 {
 	struct json *j = json_new(CLI_SANDBOX_JSON_MAX_BYTES);
-	const char *text;
-	int rc = CLI_EXIT_OK;
 
 	json_object_begin(j);
 	json_key(j, "sandboxes");
@@ -530,12 +521,7 @@ cli_reap_json(const Corral__ReapReply *r)
 		json_str(j, r->objects[i]);
 	json_array_end(j);
 	json_object_end(j);
-	if ((text = json_text(j, NULL)) == NULL)
-		rc = cli_fail("the answer is too large to print as JSON");
-	else
-		puts(text);
-	json_free(j);
-	return rc;
+	return cli_print_json(j);
 }
 
 static void

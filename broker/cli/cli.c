@@ -237,6 +237,20 @@ cli_json_option(int argc, char **argv, const char *verb, bool *json)
 	return 0;
 }
 
+int
+cli_print_json(struct json *j)
+{
+	const char *text = json_text(j, NULL);
+	int rc = CLI_EXIT_OK;
+
+	if (text == NULL)
+		rc = cli_fail("the answer is too large to print as JSON");
+	else
+		puts(text);
+	json_free(j);
+	return rc;
+}
+
 const struct cli_cmd *
 cli_find(const char *name)
 {

@@ -65,6 +65,9 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *cli_text(const char *s);
 /* Prints the verb's usage line to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage(const struct cli_cmd *cmd);
+struct json;
+/* Prints J's text (or says why it cannot), frees J; the verb's exit code. */
+int cli_print_json(struct json *j);
 /* Parses a verb whose only option is --json; 0, or VERB's usage exit code. */
 int cli_json_option(int argc, char **argv, const char *verb, bool *json);
 /* The table entry named NAME; NULL when there is none. */
