@@ -2,8 +2,8 @@
 # Port forwarding (corral(1), "forward"): a service on a sandbox's
 # loopback, reached from the host by the sandbox's owner, and by no one
 # else.
-# Sets up: the test bed; local users ctest-fo (the owner, uid 1111) and
-# ctest-fx (another user, uid 1112), removed at the end unless they were
+# Sets up: the test bed; local users ctest-fo (the owner, uid 1141) and
+# ctest-fx (another user, uid 1142), removed at the end unless they were
 # there; corrald in the test host, its control socket opened to every
 # local user; a strict sandbox fw of ctest-fo's, running python's
 # http.server on 127.0.0.1:8000 and on [::1]:8002 inside.
@@ -22,8 +22,8 @@
 . "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
 
-UID_O=1111
-UID_X=1112
+UID_O=1141
+UID_X=1142
 WAIT_TENTHS=100
 
 corral_install_traps
