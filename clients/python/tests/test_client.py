@@ -72,9 +72,10 @@ def test_exit_codes_are_the_kernels(sb):
 
 def test_exec_keeps_stdout_stderr_and_stdin_apart(sb):
     e = sb.exec(["sh", "-c", "cat; echo err >&2; exit 4"], stdin=b"in\x00put")
-    assert e == {"exit_code": 4, "timed_out": False, "stdout": b"in\x00put", "stderr": b"err\n"}
+    assert e == {"exit_code": 4, "timed_out": False, "ended_by": "", "stdout": b"in\x00put",
+                 "stderr": b"err\n"}
     e = sb.exec(["sleep", "30"], timeout=1)
-    assert e["timed_out"] and e["exit_code"] == 143, e
+    assert e["timed_out"] and e["exit_code"] == 143 and e["ended_by"] == "timeout", e
 
 
 def test_files_through_the_guard(sb):

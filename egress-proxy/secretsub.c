@@ -1,0 +1,369 @@
+/* Secrets swapped in at the proxy (secretsub.h). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include "common/buf.h"
+#include "egress-proxy/secretsub.h"
+
+#define SECRETSUB_BASIC "Basic "
+#define SECRETSUB_BASIC_LEN (sizeof(SECRETSUB_BASIC) - 1)
+
+/* --- Placeholders ------------------------------------------------------- */
+
+/* A random character of ALPHABET (N of them), unbiased. */
+static int
+secretsub_random_of(const char *alphabet, unsigned n, char *out)
+{
+	unsigned char b;
+
+	do {
+		if (RAND_bytes(&b, 1) != 1)
+			return -1;
+	} while (b >= 256 / n * n);
+	*out = alphabet[b % n];
+	return 0;
+}
+
+static int
+secretsub_random_like(char c, char *out)
+{
+	if (c >= '0' && c <= '9')
+		return secretsub_random_of("0123456789", 10, out);
+	if (c >= 'A' && c <= 'Z')
+		return secretsub_random_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 26, out);
+	if (c >= 'a' && c <= 'z')
+		return secretsub_random_of("abcdefghijklmnopqrstuvwxyz", 26, out);
+	*out = c;
+	return 0;
+}
+
+/* The length of VALUE's prefix: letters, then '_' or '-', repeated
+ * ("github_pat_"), at most SECRETSUB_PREFIX_MAX. */
+static size_t
+secretsub_prefix(const char *value)
+{
+	size_t end = 0, i = 0;
+
+	while (i < SECRETSUB_PREFIX_MAX) {
+		size_t start = i;
+
+		while (i < SECRETSUB_PREFIX_MAX && ((value[i] >= 'a' && value[i] <= 'z') ||
+		    (value[i] >= 'A' && value[i] <= 'Z')))
+			i++;
+		if (i == start || i >= SECRETSUB_PREFIX_MAX || (value[i] != '_' && value[i] != '-'))
+			break;
+		end = ++i;
+	}
+	return end;
+}
+
+static bool
+secretsub_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+int
+secretsub_placeholder(const char *value, char *out, size_t size)
+{
+	size_t len = strlen(value), pre = secretsub_prefix(value), o, randoms = 0;
+
+	if (len == 0 || len > SECRETSUB_VALUE_MAX_BYTES)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (value[i] < 0x21 || value[i] > 0x7e)
+			return -1;
+		randoms += i >= pre && secretsub_alnum(value[i]);
+	}
+	if (size < len + (randoms < SECRETSUB_RANDOM_MIN ? SECRETSUB_RANDOM_MIN - randoms : 0) + 1)
+		return -1;
+	memcpy(out, value, pre);
+	for (o = pre; o < len; o++)
+		if (secretsub_random_like(value[o], &out[o]) == -1)
+			return -1;
+	/* Too few random characters to be told from traffic: more. */
+	for (; randoms < SECRETSUB_RANDOM_MIN; o++, randoms++)
+		if (secretsub_random_of("abcdefghijklmnopqrstuvwxyz0123456789", 36, &out[o]) == -1)
+			return -1;
+	out[o] = '\0';
+	return 0;
+}
+
+/* --- The head ------------------------------------------------------------ */
+
+static bool
+secretsub_listed(const char *const *list, size_t n, const char *s, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(list[i]) == len && strncasecmp(list[i], s, len) == 0)
+			return true;
+	return false;
+}
+
+/* Whether secret S may go in header NAME (LEN bytes) toward HOST. */
+static bool
+secretsub_allowed(const struct secretsub_secret *s, const char *host, const char *name,
+    size_t len)
+{
+	return secretsub_listed(s->hosts, s->nhosts, host, strlen(host)) &&
+	    secretsub_listed(s->headers, s->nheaders, name, len);
+}
+
+/* Appends DATA with every placeholder of the secrets in MASK replaced. */
+static int
+secretsub_put_swapped(struct buf *out, const struct secretsub_secret *s, size_t n,
+    uint32_t mask, const char *data, size_t len)
+{
+	size_t at = 0;
+
+	while (at < len) {
+		size_t best = len, which = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			const char *p;
+
+			if (!(mask & (1u << i)))
+				continue;
+			p = memmem(data + at, len - at, s[i].placeholder, strlen(s[i].placeholder));
+			if (p != NULL && (size_t)(p - data) < best) {
+				best = (size_t)(p - data);
+				which = i;
+			}
+		}
+		if (buf_append(out, data + at, best - at) == -1)
+			return -1;
+		if (best == len)
+			break;
+		if (buf_append_str(out, s[which].value) == -1)
+			return -1;
+		at = best + strlen(s[which].placeholder);
+	}
+	return 0;
+}
+
+/* The secrets whose placeholder DATA holds, as a mask. */
+static uint32_t
+secretsub_present(const struct secretsub_secret *s, size_t n, const char *data, size_t len)
+{
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (memmem(data, len, s[i].placeholder, strlen(s[i].placeholder)) != NULL)
+			mask |= 1u << i;
+	return mask;
+}
+
+/* What a header (NAME: VALUE) may carry: the secrets of MASK that may go
+ * there, or a misuse (the first secret that may not, in *BAD). */
+static bool
+secretsub_judge(const struct secretsub_secret *s, size_t n, const char *host, const char *name,
+    size_t name_len, uint32_t mask, const char **bad)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((mask & (1u << i)) && !secretsub_allowed(&s[i], host, name, name_len)) {
+			*bad = s[i].name;
+			return false;
+		}
+	return true;
+}
+
+/* A Basic credential's token (VALUE after "Basic "), decoded into DEC
+ * (secret-marked); -1 when it is not base64. */
+static int
+secretsub_basic_decode(const char *token, size_t len, struct buf *dec)
+{
+	unsigned char *raw;
+	int n, pad = 0;
+
+	if (len == 0 || len % 4 != 0 || len > SECRETSUB_HEAD_MAX_BYTES)
+		return -1;
+	if ((raw = malloc(len / 4 * 3 + 1)) == NULL)
+		return -1;
+	n = EVP_DecodeBlock(raw, (const unsigned char *)token, (int)len);
+	pad = (token[len - 1] == '=') + (token[len - 2] == '=');
+	if (n < pad || buf_append(dec, raw, (size_t)(n - pad)) == -1) {
+		OPENSSL_cleanse(raw, len / 4 * 3 + 1);
+		free(raw);
+		return -1;
+	}
+	OPENSSL_cleanse(raw, len / 4 * 3 + 1);
+	free(raw);
+	return 0;
+}
+
+/* Appends the Basic credential of PLAIN (LEN bytes), base64-encoded. */
+static int
+secretsub_basic_encode(struct buf *out, const char *plain, size_t len)
+{
+	size_t size = (len + 2) / 3 * 4 + 1;
+	unsigned char *enc = malloc(size);
+	int n, rc = -1;
+
+	if (enc == NULL)
+		return -1;
+	n = EVP_EncodeBlock(enc, (const unsigned char *)plain, (int)len);
+	if (n >= 0)
+		rc = buf_append(out, enc, (size_t)n);
+	OPENSSL_cleanse(enc, size);
+	free(enc);
+	return rc;
+}
+
+struct secretsub_line {
+	const struct secretsub_secret *s;
+	size_t n;
+	const char *host;
+	struct buf *out;
+	const char **which;
+	uint32_t *used;
+};
+
+#define SECRETSUB_NOT_BASIC (-1)       /* secretsub_basic: nothing of a secret in a Basic credential */
+
+/* A header whose value is a Basic credential: its decoded text judged and
+ * swapped too. A result, or SECRETSUB_NOT_BASIC when it is no Basic
+ * credential or none holds a placeholder. */
+static int
+secretsub_basic(struct secretsub_line *l, const char *name, size_t name_len,
+    const char *value, size_t value_len)
+{
+	struct buf *dec;
+	uint32_t mask;
+	int rc = SECRETSUB_NOT_BASIC;
+
+	if (value_len <= SECRETSUB_BASIC_LEN ||
+	    strncasecmp(value, SECRETSUB_BASIC, SECRETSUB_BASIC_LEN) != 0 ||
+	    (dec = buf_new(SECRETSUB_HEAD_MAX_BYTES)) == NULL)
+		return SECRETSUB_NOT_BASIC;
+	buf_set_secret(dec);
+	if (secretsub_basic_decode(value + SECRETSUB_BASIC_LEN, value_len - SECRETSUB_BASIC_LEN,
+	    dec) == -1 || (mask = secretsub_present(l->s, l->n, buf_data(dec), buf_len(dec))) == 0)
+		goto out;
+	if (!secretsub_judge(l->s, l->n, l->host, name, name_len, mask, l->which)) {
+		rc = SECRETSUB_MISUSE;
+		goto out;
+	}
+	{
+		struct buf *swapped = buf_new(SECRETSUB_HEAD_MAX_BYTES);
+
+		rc = SECRETSUB_TOO_BIG;
+		if (swapped != NULL) {
+			buf_set_secret(swapped);
+			if (secretsub_put_swapped(swapped, l->s, l->n, mask, buf_data(dec),
+			    buf_len(dec)) == 0 && buf_append(l->out, name, name_len) == 0 &&
+			    buf_append_str(l->out, ": " SECRETSUB_BASIC) == 0 &&
+			    secretsub_basic_encode(l->out, buf_data(swapped), buf_len(swapped)) == 0) {
+				*l->used |= mask;
+				rc = SECRETSUB_OK;
+			}
+			buf_free(swapped);
+		}
+	}
+out:
+	buf_free(dec);
+	return rc;
+}
+
+/* One header line (no line end) into L's output. */
+static int
+secretsub_header(struct secretsub_line *l, const char *line, size_t len)
+{
+	const char *colon = memchr(line, ':', len), *value;
+	size_t name_len, value_len;
+	uint32_t mask;
+	int rc;
+
+	if (colon == NULL)
+		return SECRETSUB_MALFORMED;
+	name_len = (size_t)(colon - line);
+	value = colon + 1;
+	while (value < line + len && (*value == ' ' || *value == '\t'))
+		value++;
+	value_len = (size_t)(line + len - value);
+	if ((rc = secretsub_basic(l, line, name_len, value, value_len)) != SECRETSUB_NOT_BASIC)
+		return rc;
+	if ((mask = secretsub_present(l->s, l->n, line, len)) == 0)
+		return buf_append(l->out, line, len) == 0 ? SECRETSUB_OK : SECRETSUB_TOO_BIG;
+	/* In the name, or toward a host or in a header it may not go to. */
+	if (secretsub_present(l->s, l->n, line, name_len) != 0 ||
+	    !secretsub_judge(l->s, l->n, l->host, line, name_len, mask, l->which)) {
+		if (*l->which == NULL)
+			*l->which = l->s[__builtin_ctz(mask)].name;
+		return SECRETSUB_MISUSE;
+	}
+	*l->used |= mask;
+	return secretsub_put_swapped(l->out, l->s, l->n, mask, line, len) == 0 ? SECRETSUB_OK :
+	    SECRETSUB_TOO_BIG;
+}
+
+/* Whether the head can be read line by line: no bare CR, no NUL, no
+ * folded header line, and every value of S fit for a header. */
+static bool
+secretsub_readable(const struct secretsub_secret *s, size_t n, const char *head, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (head[i] == '\0' || (head[i] == '\r' && (i + 1 == len || head[i + 1] != '\n')))
+			return false;
+		if (head[i] == '\n' && i + 1 < len && (head[i + 1] == ' ' || head[i + 1] == '\t'))
+			return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (strpbrk(s[i].value, "\r\n") != NULL || s[i].placeholder[0] == '\0')
+			return false;
+	return n <= SECRETSUB_MAX;
+}
+
+enum secretsub_result
+secretsub_head(const struct secretsub_secret *s, size_t n, const char *host, const char *head,
+    size_t len, struct buf *out, const char **which, uint32_t *used)
+{
+	struct secretsub_line l = { s, n, host, out, which, used };
+	size_t at = 0;
+	bool first = true;
+
+	*which = NULL;
+	*used = 0;
+	if (!secretsub_readable(s, n, head, len))
+		return SECRETSUB_MALFORMED;
+	buf_set_secret(out);
+	while (at < len) {
+		const char *nl = memchr(head + at, '\n', len - at);
+		size_t end = nl != NULL ? (size_t)(nl - head) : len, body = end;
+		int rc = SECRETSUB_OK;
+
+		if (body > at && head[body - 1] == '\r')
+			body--;
+		if (first || body == at) {
+			/* The request line, or the blank line: nothing may be swapped. */
+			if (secretsub_present(s, n, head + at, body - at) != 0) {
+				*which = s[__builtin_ctz(secretsub_present(s, n, head + at, body - at))].name;
+				return SECRETSUB_MISUSE;
+			}
+			if (buf_append(out, head + at, body - at) == -1)
+				return SECRETSUB_TOO_BIG;
+		} else if ((rc = secretsub_header(&l, head + at, body - at)) != SECRETSUB_OK) {
+			return (enum secretsub_result)rc;
+		}
+		if (buf_append(out, head + body, end - body + (nl != NULL)) == -1)
+			return SECRETSUB_TOO_BIG;
+		first = false;
+		at = end + (nl != NULL);
+	}
+	return SECRETSUB_OK;
+}
+
+const char *
+secretsub_find(const struct secretsub_secret *s, size_t n, const void *data, size_t len)
+{
+	uint32_t mask = secretsub_present(s, n, data, len);
+
+	return mask != 0 ? s[__builtin_ctz(mask)].name : NULL;
+}

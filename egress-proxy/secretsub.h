@@ -1,0 +1,71 @@
+/* Secrets swapped in at the proxy (corral(1), "--secret"): a sandbox sees
+ * a placeholder of each secret's shape, and the proxy, which terminates
+ * TLS toward the secret's hosts, puts the real value in place of the
+ * placeholder in a request's head only where the secret may go: in one of
+ * its headers (a Basic credential's decoded text too), toward one of its
+ * hosts. A placeholder anywhere else is misuse: the request is refused.
+ *
+ * The real value never leaves the daemon but toward its hosts; a
+ * placeholder sent elsewhere leaks nothing, and the refusal says the
+ * sandbox tried. Bodies and query strings are never rewritten: a host
+ * that stores what it is sent (an issue, a gist) would publish the value.
+ *
+ * Pure functions over bytes, fuzzed (tests/fuzz/fuzz_secretsub.c); the
+ * caller keeps the values in memory that is wiped (common/buf.h). */
+#ifndef CORRAL_SECRETSUB_H
+#define CORRAL_SECRETSUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf;
+
+#define SECRETSUB_MAX 16                        /* secrets of one sandbox */
+#define SECRETSUB_VALUE_MAX_BYTES 4096
+#define SECRETSUB_PLACEHOLDER_MAX_BYTES (SECRETSUB_VALUE_MAX_BYTES + 1)
+#define SECRETSUB_RANDOM_MIN 24                 /* random characters in a placeholder, at least */
+#define SECRETSUB_PREFIX_MAX 16                 /* "github_pat_", "gho_", "pypi-": kept */
+#define SECRETSUB_HEAD_MAX_BYTES (64 * 1024)    /* a request head, rewritten */
+
+/* One secret of a sandbox. */
+struct secretsub_secret {
+	const char *name;                       /* "gh" */
+	const char *value;                      /* the real one */
+	const char *placeholder;                /* what the sandbox holds */
+	const char *const *hosts;               /* where it may go: names, no port */
+	size_t nhosts;
+	const char *const *headers;             /* in which request headers ("Authorization") */
+	size_t nheaders;
+};
+
+/* A placeholder of VALUE's shape into OUT (SIZE bytes): its prefix (letters
+ * ending in '_' or '-', as "gho_"), then for each character a random one
+ * of its kind (digit, lower, upper; others kept), at least
+ * SECRETSUB_RANDOM_MIN random ones (a shorter value gets a longer
+ * placeholder). -1 when VALUE is empty, over the maximum, or holds bytes
+ * outside printable ASCII. */
+int secretsub_placeholder(const char *value, char *out, size_t size);
+
+enum secretsub_result {
+	SECRETSUB_OK = 0,
+	SECRETSUB_MISUSE,                       /* a placeholder where its secret may not go */
+	SECRETSUB_MALFORMED,                    /* not a head this reads (folded lines, bare CR) */
+	SECRETSUB_TOO_BIG,                      /* the rewritten head would pass the maximum */
+};
+
+/* Rewrites the request head HEAD (LEN bytes: the request line, the header
+ * lines, the blank line) bound for HOST into OUT: every placeholder of a
+ * secret whose hosts hold HOST, in one of its headers, becomes its value.
+ * Any other placeholder (another host, another header, the request line)
+ * is SECRETSUB_MISUSE with the secret's name in *WHICH. *USED gets a bit
+ * per secret swapped in (bit i: S[i]). N is at most SECRETSUB_MAX. */
+enum secretsub_result secretsub_head(const struct secretsub_secret *s, size_t n,
+    const char *host, const char *head, size_t len, struct buf *out, const char **which,
+    uint32_t *used);
+
+/* The name of the first secret whose placeholder DATA holds (bytes the
+ * proxy sees but does not rewrite: a tunnel's, a body), or NULL. */
+const char *secretsub_find(const struct secretsub_secret *s, size_t n, const void *data,
+    size_t len);
+
+#endif

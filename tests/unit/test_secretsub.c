@@ -1,0 +1,326 @@
+/* Unit tests for egress-proxy/secretsub (secrets swapped in at the
+ * proxy): placeholders of the value's shape; the swap toward the secret's
+ * hosts in its headers only, Basic credentials included; misuse anywhere
+ * else; heads it will not read; the rest of a head byte for byte. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+
+#include "common/buf.h"
+#include "egress-proxy/secretsub.h"
+
+#define GH_VALUE "gho_16C7e42F292c6912E7710c838347Ae178B4a"
+#define NPM_VALUE "npm_abcdefghijklmnopqrstuvwxyz0123456789"
+
+static const char *const gh_hosts[] = { "api.github.com", "github.com" };
+static const char *const npm_hosts[] = { "registry.npmjs.org" };
+static const char *const auth[] = { "Authorization" };
+static char gh_ph[SECRETSUB_PLACEHOLDER_MAX_BYTES], npm_ph[SECRETSUB_PLACEHOLDER_MAX_BYTES];
+static struct secretsub_secret secrets[2];
+
+static int
+setup(void **state)
+{
+	(void)state;
+	assert_int_equal(secretsub_placeholder(GH_VALUE, gh_ph, sizeof(gh_ph)), 0);
+	assert_int_equal(secretsub_placeholder(NPM_VALUE, npm_ph, sizeof(npm_ph)), 0);
+	secrets[0] = (struct secretsub_secret){ "gh", GH_VALUE, gh_ph, gh_hosts, 2, auth, 1 };
+	secrets[1] = (struct secretsub_secret){ "npm", NPM_VALUE, npm_ph, npm_hosts, 1, auth, 1 };
+	return 0;
+}
+
+/* TEMPLATE with its one "%s" replaced by PH (not a printf format: the
+ * tests' templates are data). */
+static char *
+head_of(const char *template, const char *ph)
+{
+	const char *at = strstr(template, "%s");
+	char *h;
+
+	assert_non_null(at);
+	assert_true(asprintf(&h, "%.*s%s%s", (int)(at - template), template, ph, at + 2) > 0);
+	return h;
+}
+
+struct swap {
+	enum secretsub_result rc;
+	const char *which;
+	uint32_t used;
+	char *out;
+};
+
+static struct swap
+swap(const char *host, const char *head)
+{
+	struct buf *out = buf_new(SECRETSUB_HEAD_MAX_BYTES);
+	struct swap s;
+
+	s.rc = secretsub_head(secrets, 2, host, head, strlen(head), out, &s.which, &s.used);
+	s.out = strdup(buf_data(out));
+	buf_free(out);
+	return s;
+}
+
+static void
+test_a_placeholder_has_the_values_shape(void **state)
+{
+	char again[SECRETSUB_PLACEHOLDER_MAX_BYTES];
+
+	(void)state;
+	assert_int_equal(strlen(gh_ph), strlen(GH_VALUE));
+	assert_true(strncmp(gh_ph, "gho_", 4) == 0);
+	assert_string_not_equal(gh_ph, GH_VALUE);
+	for (size_t i = 4; i < strlen(GH_VALUE); i++) {
+		char v = GH_VALUE[i], p = gh_ph[i];
+
+		assert_true((v >= '0' && v <= '9') == (p >= '0' && p <= '9'));
+		assert_true((v >= 'a' && v <= 'z') == (p >= 'a' && p <= 'z'));
+		assert_true((v >= 'A' && v <= 'Z') == (p >= 'A' && p <= 'Z'));
+	}
+	assert_int_equal(secretsub_placeholder(GH_VALUE, again, sizeof(again)), 0);
+	assert_string_not_equal(again, gh_ph);
+	assert_int_equal(secretsub_placeholder("github_pat_11ABCDEFG0123456789abcdefghij_xyz",
+	    again, sizeof(again)), 0);
+	assert_true(strncmp(again, "github_pat_", 11) == 0);
+	assert_int_equal(secretsub_placeholder("pypi-AgEIcHlwaS5vcmcCJGE0", again, sizeof(again)), 0);
+	assert_true(strncmp(again, "pypi-", 5) == 0);
+}
+
+static void
+test_a_short_value_gets_enough_randomness(void **state)
+{
+	char ph[SECRETSUB_PLACEHOLDER_MAX_BYTES];
+
+	(void)state;
+	assert_int_equal(secretsub_placeholder("abc", ph, sizeof(ph)), 0);
+	assert_true(strlen(ph) >= SECRETSUB_RANDOM_MIN);
+	assert_int_equal(secretsub_placeholder("x-y.z", ph, sizeof(ph)), 0);
+	assert_true(strlen(ph) >= SECRETSUB_RANDOM_MIN + 2);
+}
+
+static void
+test_values_that_cannot_be_headers_are_refused(void **state)
+{
+	char ph[SECRETSUB_PLACEHOLDER_MAX_BYTES], *big = malloc(SECRETSUB_VALUE_MAX_BYTES + 2);
+
+	(void)state;
+	assert_int_equal(secretsub_placeholder("", ph, sizeof(ph)), -1);
+	assert_int_equal(secretsub_placeholder("a b", ph, sizeof(ph)), -1);
+	assert_int_equal(secretsub_placeholder("tok\r\nX: y", ph, sizeof(ph)), -1);
+	assert_int_equal(secretsub_placeholder("t\xc3\xa9", ph, sizeof(ph)), -1);
+	assert_int_equal(secretsub_placeholder(GH_VALUE, ph, 8), -1);
+	memset(big, 'a', SECRETSUB_VALUE_MAX_BYTES + 1);
+	big[SECRETSUB_VALUE_MAX_BYTES + 1] = '\0';
+	assert_int_equal(secretsub_placeholder(big, ph, sizeof(ph)), -1);
+	free(big);
+}
+
+static void
+test_the_value_goes_in_its_header_toward_its_host(void **state)
+{
+	char *head = head_of("GET /user HTTP/1.1\r\nHost: api.github.com\r\n"
+	    "Authorization: Bearer %s\r\nAccept: */*\r\n\r\n", gh_ph);
+	struct swap s = swap("api.github.com", head);
+
+	(void)state;
+	assert_int_equal(s.rc, SECRETSUB_OK);
+	assert_int_equal(s.used, 1u);
+	assert_string_equal(s.out, "GET /user HTTP/1.1\r\nHost: api.github.com\r\n"
+	    "Authorization: Bearer " GH_VALUE "\r\nAccept: */*\r\n\r\n");
+	free(s.out);
+	free(head);
+	head = head_of("GET / HTTP/1.1\nhost: github.com\nauthorization: token %s\n\n", gh_ph);
+	s = swap("GitHub.com", head);
+	assert_int_equal(s.rc, SECRETSUB_OK);
+	assert_string_equal(s.out, "GET / HTTP/1.1\nhost: github.com\nauthorization: token "
+	    GH_VALUE "\n\n");
+	free(s.out);
+	free(head);
+}
+
+static void
+test_a_head_without_placeholders_is_unchanged(void **state)
+{
+	static const char head[] = "POST /x?a=b HTTP/1.1\r\nHost: evil.example\r\n"
+	    "Authorization: Basic dXNlcjpwYXNz\r\nContent-Length: 3\r\n\r\n";
+	struct swap s = swap("evil.example", head);
+
+	(void)state;
+	assert_int_equal(s.rc, SECRETSUB_OK);
+	assert_int_equal(s.used, 0);
+	assert_string_equal(s.out, head);
+	free(s.out);
+}
+
+/* HEAD with the placeholder PH, toward HOST, is misuse of NAME. */
+static void
+assert_misuse(const char *host, const char *template, const char *ph, const char *name)
+{
+	char *head = head_of(template, ph);
+	struct swap s = swap(host, head);
+
+	assert_int_equal(s.rc, SECRETSUB_MISUSE);
+	assert_non_null(s.which);
+	assert_string_equal(s.which, name);
+	assert_null(strstr(s.out, GH_VALUE));
+	assert_null(strstr(s.out, NPM_VALUE));
+	free(s.out);
+	free(head);
+}
+
+static void
+test_a_placeholder_anywhere_else_is_misuse(void **state)
+{
+	(void)state;
+	assert_misuse("evil.example", "GET / HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n", gh_ph,
+	    "gh");
+	assert_misuse("api.github.com", "GET / HTTP/1.1\r\nX-Token: %s\r\n\r\n", gh_ph, "gh");
+	assert_misuse("api.github.com", "GET /?t=%s HTTP/1.1\r\nHost: x\r\n\r\n", gh_ph, "gh");
+	assert_misuse("api.github.com", "GET / HTTP/1.1\r\n%s: x\r\n\r\n", gh_ph, "gh");
+	assert_misuse("api.github.com", "GET / HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n",
+	    npm_ph, "npm");
+}
+
+static void
+test_two_secrets_one_allowed_is_still_misuse(void **state)
+{
+	char *head;
+	struct swap s;
+
+	(void)state;
+	assert_true(asprintf(&head, "GET / HTTP/1.1\r\nAuthorization: %s %s\r\n\r\n", gh_ph,
+	    npm_ph) > 0);
+	s = swap("api.github.com", head);
+	assert_int_equal(s.rc, SECRETSUB_MISUSE);
+	assert_string_equal(s.which, "npm");
+	free(s.out);
+	free(head);
+}
+
+/* The Basic credential of TEXT with PH in its %s. */
+static char *
+basic_of(const char *text, const char *ph)
+{
+	char *plain = head_of(text, ph), *head;
+	unsigned char enc[512];
+
+	EVP_EncodeBlock(enc, (const unsigned char *)plain, (int)strlen(plain));
+	assert_true(asprintf(&head, "GET /repo.git/info/refs HTTP/1.1\r\nHost: github.com\r\n"
+	    "Authorization: Basic %s\r\n\r\n", enc) > 0);
+	free(plain);
+	return head;
+}
+
+static void
+test_a_basic_credential_is_swapped_inside(void **state)
+{
+	char *head = basic_of("x-access-token:%s", gh_ph), *b64, *colon;
+	unsigned char dec[512];
+	struct swap s = swap("github.com", head);
+	int n;
+
+	(void)state;
+	assert_int_equal(s.rc, SECRETSUB_OK);
+	assert_int_equal(s.used, 1u);
+	b64 = strstr(s.out, "Authorization: Basic ");
+	assert_non_null(b64);
+	b64 += strlen("Authorization: Basic ");
+	*strstr(b64, "\r\n") = '\0';
+	n = EVP_DecodeBlock(dec, (const unsigned char *)b64, (int)strlen(b64));
+	assert_true(n > 0);
+	dec[n] = '\0';
+	colon = strchr((char *)dec, ':');
+	assert_non_null(colon);
+	assert_true(strncmp(colon + 1, GH_VALUE, strlen(GH_VALUE)) == 0);
+	assert_true(strncmp((char *)dec, "x-access-token:", 15) == 0);
+	free(s.out);
+	free(head);
+}
+
+static void
+test_a_basic_credential_elsewhere_is_misuse(void **state)
+{
+	char *head = basic_of("x-access-token:%s", gh_ph);
+	struct swap s = swap("gitlab.example", head);
+
+	(void)state;
+	assert_int_equal(s.rc, SECRETSUB_MISUSE);
+	assert_string_equal(s.which, "gh");
+	free(s.out);
+	free(head);
+}
+
+static void
+test_heads_it_will_not_read(void **state)
+{
+	static const char *const bad[] = {
+		"GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n",
+		"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+		"GET / HTTP/1.1\r\nno colon here\r\n\r\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct swap s = swap("api.github.com", bad[i]);
+
+		assert_int_equal(s.rc, SECRETSUB_MALFORMED);
+		free(s.out);
+	}
+}
+
+static void
+test_a_head_too_big_once_swapped(void **state)
+{
+	char *head = head_of("GET / HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n", gh_ph);
+	struct buf *out = buf_new(strlen(head) - 4);
+	const char *which;
+	uint32_t used;
+
+	(void)state;
+	assert_int_equal(secretsub_head(secrets, 2, "api.github.com", head, strlen(head), out,
+	    &which, &used), SECRETSUB_TOO_BIG);
+	buf_free(out);
+	free(head);
+}
+
+static void
+test_find_names_the_secret_in_bytes(void **state)
+{
+	char data[SECRETSUB_PLACEHOLDER_MAX_BYTES + 64];
+
+	(void)state;
+	snprintf(data, sizeof(data), "\x16\x03\x01 binary %s more", npm_ph);
+	assert_string_equal(secretsub_find(secrets, 2, data, strlen(data)), "npm");
+	assert_null(secretsub_find(secrets, 2, "nothing here", 12));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_placeholder_has_the_values_shape),
+		cmocka_unit_test(test_a_short_value_gets_enough_randomness),
+		cmocka_unit_test(test_values_that_cannot_be_headers_are_refused),
+		cmocka_unit_test(test_the_value_goes_in_its_header_toward_its_host),
+		cmocka_unit_test(test_a_head_without_placeholders_is_unchanged),
+		cmocka_unit_test(test_a_placeholder_anywhere_else_is_misuse),
+		cmocka_unit_test(test_two_secrets_one_allowed_is_still_misuse),
+		cmocka_unit_test(test_a_basic_credential_is_swapped_inside),
+		cmocka_unit_test(test_a_basic_credential_elsewhere_is_misuse),
+		cmocka_unit_test(test_heads_it_will_not_read),
+		cmocka_unit_test(test_a_head_too_big_once_swapped),
+		cmocka_unit_test(test_find_names_the_secret_in_bytes),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
