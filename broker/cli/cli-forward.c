@@ -19,6 +19,8 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,9 @@
 #define CLI_FORWARD_RELAY_BYTES (64 * 1024)
 #define CLI_FORWARD_BACKLOG 64
 #define CLI_FORWARD_JSON_MAX_BYTES (1024 * 1024)
+/* Refusals said and recorded a second, at most: another user flooding the
+ * listener costs the ledger no more than this. */
+#define CLI_FORWARD_REFUSALS_PER_S 10
 
 static volatile sig_atomic_t cli_forward_stop;
 
@@ -220,13 +225,72 @@ cli_forward_child(const struct cli *cli, char *name, char *listen,
 	_exit(0);
 }
 
+/* The refusals of this second, and those past the limit not yet said. */
+static struct {
+	int64_t second;
+	unsigned said;
+	uint64_t unsaid;
+} cli_forward_refusals;
+
+/* Says how many refusals of a past second were not said, once that
+ * second is over. */
+static void
+cli_forward_refusals_flush(const char *listen)
+{
+	int64_t now = time_mono_ns() / 1000000000;
+
+	if (now == cli_forward_refusals.second)
+		return;
+	if (cli_forward_refusals.unsaid > 0)
+		fprintf(stderr, "corral: forward %s: %llu more connections of other users refused, "
+		    "neither said nor recorded\n", listen,
+		    (unsigned long long)cli_forward_refusals.unsaid);
+	cli_forward_refusals.second = now;
+	cli_forward_refusals.said = 0;
+	cli_forward_refusals.unsaid = 0;
+}
+
+/* Whether a refusal now may be said and recorded. */
+static bool
+cli_forward_refusal_said(const char *listen)
+{
+	cli_forward_refusals_flush(listen);
+	if (cli_forward_refusals.said >= CLI_FORWARD_REFUSALS_PER_S) {
+		cli_forward_refusals.unsaid++;
+		return false;
+	}
+	cli_forward_refusals.said++;
+	return true;
+}
+
+/* A connection CONN of UID (-1: unknown), not the forward's user: closed,
+ * said and recorded (corrald's ledger records every connection), within
+ * the limit. */
+static void
+cli_forward_refuse(const struct cli *cli, char *name, char *listen,
+    const struct forward_spec *spec, int conn, long uid)
+{
+	char why[CLI_FORWARD_WHY_BYTES];
+	int fd;
+
+	close(conn);
+	if (!cli_forward_refusal_said(listen))
+		return;
+	fprintf(stderr, "corral: forward %s: refused a connection of %s%ld: only uid %ld may use "
+	    "it\n", listen, uid == -1 ? "an unknown user" : "uid ", uid == -1 ? 0L : uid,
+	    (long)getuid());
+	fd = cli_forward_connect(cli, name, listen, spec, uid == -1 ? UINT32_MAX :
+	    (unsigned)uid + 1, why, sizeof(why));
+	if (fd != -1)
+		close(fd);
+}
+
 /* A connection on the listener: let in (a child relays it) or turned away. */
 static void
 cli_forward_accept(const struct cli *cli, char *name, char *listen,
     const struct forward_spec *spec, int listener, int reg)
 {
-	char why[CLI_FORWARD_WHY_BYTES];
-	int conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC), fd;
+	int conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
 	long uid;
 	pid_t pid;
 
@@ -234,15 +298,7 @@ cli_forward_accept(const struct cli *cli, char *name, char *listen,
 		return;
 	uid = cli_forward_peer_uid(conn, spec->unix_socket);
 	if (uid != (long)getuid()) {
-		fprintf(stderr, "corral: forward %s: refused a connection of %s%ld: only uid %ld "
-		    "may use it\n", listen, uid == -1 ? "an unknown user" : "uid ",
-		    uid == -1 ? 0L : uid, (long)getuid());
-		close(conn);
-		/* Recorded as corrald's ledger records every connection. */
-		fd = cli_forward_connect(cli, name, listen, spec, uid == -1 ? UINT32_MAX :
-		    (unsigned)uid + 1, why, sizeof(why));
-		if (fd != -1)
-			close(fd);
+		cli_forward_refuse(cli, name, listen, spec, conn, uid);
 		return;
 	}
 	if ((pid = fork()) == 0) {
@@ -352,7 +408,11 @@ cli_forward_serve(const struct cli *cli, char *name, char *listen,
 	struct pollfd p[2] = { { .fd = listener, .events = POLLIN }, { .fd = reg, .events = POLLIN } };
 
 	while (!cli_forward_stop) {
-		if (poll(p, 2, -1) == -1) {
+		/* Refusals not said are counted aloud within a second or so. */
+		int rc = poll(p, 2, cli_forward_refusals.unsaid > 0 ? 1000 : -1);
+
+		cli_forward_refusals_flush(listen);
+		if (rc == -1) {
 			if (errno == EINTR)
 				continue;
 			return cli_fail("poll: %s", strerror(errno));

@@ -105,6 +105,25 @@ out=$(tb_exec_host curl -sS --max-time 10 "http://$addr/index.html" 2>&1); rc=$?
 tap_result $? "nor does root, who is not the forward's user (curl $rc)" "$out"
 check_contains "the forward says whom it refused" "$(cat "$(tb_log f1)")" \
 	"refused a connection of uid $UID_X"
+# A flood of another user's connections: at most 10 a second are said and
+# recorded, the rest counted.
+before=$(records event=inbound sandbox=fw decision=deny reason=not_owner)
+host_as "$UID_X" /usr/bin/python3 - "$addr" <<'PY'
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+for _ in range(200):
+    try:
+        s = socket.create_connection((host, int(port)), timeout=2)
+        s.close()
+    except OSError:
+        pass
+PY
+sleep 2.5
+after=$(records event=inbound sandbox=fw decision=deny reason=not_owner)
+n=$((after - before))
+[ "$n" -ge 1 ] && [ "$n" -le 40 ]
+tap_result $? "200 refused connections leave a bounded number of records ($n)"
+check_contains "and the rest are counted" "$(cat "$(tb_log f1)")" "neither said nor recorded"
 wait_for test "$(records event=inbound sandbox=fw decision=deny reason=not_owner port=8000)" -ge 2
 tap_result $? "each refusal is an inbound deny record (not_owner)"
 wait_for test "$(records event=inbound sandbox=fw decision=allow port=8000 ip=127.0.0.1)" -ge 1
