@@ -303,10 +303,12 @@ forward_conn_free(struct forward_conn *c)
 		if (c->reg != NULL)
 			c->reg->open_connections--;
 	}
-	if (c->events_set) {
+	if (c->relaying) {              /* the relay's events are made with it */
 		event_del(&c->client_rd);
 		event_del(&c->client_wr);
 		event_del(&c->sandbox_rd);
+	}
+	if (c->events_set) {
 		event_del(&c->sandbox_wr);
 		event_del(&c->idle);
 		event_del(&c->timer);
