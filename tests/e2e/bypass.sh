@@ -48,14 +48,7 @@ for _ in range(int(sys.argv[3])):
     except OSError: pass' "$2" "$3" "${4:-1}" >/dev/null 2>&1
 }
 # records KEY=VALUE...: how many of the ledger's records match every pair.
-records() {
-	python3 - "$TB_DIR/log/egress.jsonl" "$@" <<'PY'
-import json, sys
-path, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-print(sum(1 for line in open(path)
-          if all(str(json.loads(line).get(k)) == v for k, v in want.items())))
-PY
-}
+records() { corral_ledger_count "$@"; }
 # wait_records N KEY=VALUE...: waits (5 s at most) for N such records.
 wait_records() {
 	_want=$1

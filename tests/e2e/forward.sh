@@ -48,14 +48,7 @@ host_as() {
 }
 ledger="$TB_DIR/log/egress.jsonl"
 # records KEY=VALUE...: the ledger's records matching every pair.
-records() {
-	python3 - "$ledger" "$@" <<'PY'
-import json, sys
-path, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
-print(sum(1 for line in open(path)
-          if all(str(json.loads(line).get(k)) == v for k, v in want.items())))
-PY
-}
+records() { corral_ledger_count "$@"; }
 # wait_for TEST...: waits (10 s at most) until TEST succeeds.
 wait_for() {
 	_i=0

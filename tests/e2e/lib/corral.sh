@@ -155,6 +155,17 @@ corral_down() {
 	corral_users_down
 }
 
+# corral_ledger_count KEY=VALUE...: how many of the bed's ledger records
+# have every KEY with VALUE (as text).
+corral_ledger_count() {
+	python3 - "$TB_DIR/log/egress.jsonl" "$@" <<'PY'
+import json, sys
+path, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
+print(sum(1 for line in open(path)
+          if all(str(json.loads(line).get(k)) == v for k, v in want.items())))
+PY
+}
+
 # corral_ledger_has KEY=VALUE...: true when a record of the bed's ledger
 # has every KEY with VALUE (as text).
 corral_ledger_has() {
