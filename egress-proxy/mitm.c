@@ -1,0 +1,761 @@
+/* A connection whose TLS the proxy terminates, HTTP/1.1 (mitm.h). */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include "common/buf.h"
+#include "common/json.h"
+#include "common/reason.h"
+#include "egress-proxy/h1body.h"
+#include "egress-proxy/http.h"
+#include "egress-proxy/mitm.h"
+#include "egress-proxy/tlsca.h"
+
+#define MITM_ALPN "\x08http/1.1"
+#define MITM_ANSWER_MAX_BYTES 2048
+#define MITM_METHOD_MAX_BYTES 16
+#define MITM_TARGET_MAX_BYTES 2048      /* as the ledger keeps it */
+
+enum mitm_stage {
+	MITM_REQ_HEAD,                  /* reading the next request's head */
+	MITM_REQ_BODY,                  /* passing its body on */
+	MITM_SKIP_BODY,                 /* dropping a refused request's body */
+	MITM_RESP_HEAD,                 /* reading its response's head */
+	MITM_RESP_BODY,                 /* passing the response's body back */
+	MITM_RAW,                       /* after a 101: bytes both ways */
+	MITM_CLOSING,                   /* the last answer is going out */
+};
+
+/* Where the message being read ends. */
+struct mitm_body {
+	enum h1_body kind;
+	uint64_t left;                  /* H1_BODY_LENGTH */
+	struct h1_chunked chunked;
+};
+
+struct mitm {
+	struct event_base *base;
+	const struct mitm_config *cfg;
+	struct mitm_hooks hooks;
+	char host[TLSCA_HOST_MAX_BYTES + 1];
+	struct bufferevent *client, *upstream;
+	struct evbuffer *client_wire;           /* the client's TLS bytes going out */
+	struct evbuffer_cb_entry *wire_cb;
+	struct event *finish;
+	enum mitm_stage stage;
+	bool client_up, upstream_up;
+	const char *upstream_failed;    /* why its TLS failed, once it did */
+	const char *end;                /* why it ends (NULL: normally) */
+	bool ended;
+	bool head_request, upgrade, close_after;
+	struct mitm_body body;
+	uint64_t up, down;
+};
+
+/* --- Contexts ------------------------------------------------------------ */
+
+static int
+mitm_ssl_fail(char **err, const char *what)
+{
+	unsigned long e = ERR_get_error();
+	char buf[256];
+
+	ERR_error_string_n(e, buf, sizeof(buf));
+	ERR_clear_error();
+	return reason_set(err, "%s: %s", what, e != 0 ? buf : "failed");
+}
+
+/* Only http/1.1 is chosen; a client that offers nothing else but h2 gets
+ * no ALPN and speaks HTTP/1.1, as TLS lets it. */
+static int
+mitm_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+    const unsigned char *in, unsigned int inlen, void *arg)
+{
+	(void)ssl;
+	(void)arg;
+	for (unsigned i = 0; i < inlen; i += 1u + in[i])
+		if (in[i] == 8 && i + 9 <= inlen && memcmp(in + i + 1, "http/1.1", 8) == 0) {
+			*out = in + i + 1;
+			*outlen = 8;
+			return SSL_TLSEXT_ERR_OK;
+		}
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+SSL_CTX *
+mitm_server_ctx_new(char **err)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+	if (ctx == NULL || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+		mitm_ssl_fail(err, "the TLS context toward sandboxes");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_alpn_select_cb(ctx, mitm_alpn_select, NULL);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	return ctx;
+}
+
+SSL_CTX *
+mitm_upstream_ctx_new(const char *extra_ca_file, char **err)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+
+	if (ctx == NULL || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+	    SSL_CTX_set_default_verify_paths(ctx) != 1 ||
+	    SSL_CTX_set_alpn_protos(ctx, (const unsigned char *)MITM_ALPN,
+	    sizeof(MITM_ALPN) - 1) != 0) {
+		mitm_ssl_fail(err, "the TLS context toward upstreams");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	if (extra_ca_file != NULL && SSL_CTX_load_verify_locations(ctx, extra_ca_file, NULL) != 1) {
+		mitm_ssl_fail(err, extra_ca_file);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	return ctx;
+}
+
+/* --- The end ------------------------------------------------------------- */
+
+static void
+mitm_on_finish(evutil_socket_t fd, short what, void *arg)
+{
+	struct mitm *m = arg;
+
+	(void)fd;
+	(void)what;
+	m->hooks.done(m->hooks.arg, m->end, m->up, m->down);
+}
+
+/* Ends M for WHY (NULL: normally): the owner hears it from the loop. */
+static void
+mitm_end(struct mitm *m, const char *why)
+{
+	if (m->ended)
+		return;
+	m->ended = true;
+	m->end = why;
+	bufferevent_disable(m->client, EV_READ | EV_WRITE);
+	bufferevent_disable(m->upstream, EV_READ | EV_WRITE);
+	event_active(m->finish, EV_TIMEOUT, 0);
+}
+
+/* Whether all that was written to the client has left: the plain text
+ * through TLS, and TLS's records to the socket. */
+static bool
+mitm_client_flushed(const struct mitm *m)
+{
+	return evbuffer_get_length(bufferevent_get_output(m->client)) == 0 &&
+	    evbuffer_get_length(m->client_wire) == 0;
+}
+
+/* The last answer is out: then it ends. */
+static void
+mitm_close_after_write(struct mitm *m, const char *why)
+{
+	m->stage = MITM_CLOSING;
+	m->end = why;
+	bufferevent_disable(m->client, EV_READ);
+	bufferevent_disable(m->upstream, EV_READ);
+	if (mitm_client_flushed(m))
+		mitm_end(m, why);
+}
+
+static void
+mitm_on_wire_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct mitm *m = arg;
+
+	(void)buf;
+	if (info->n_deleted > 0 && m->stage == MITM_CLOSING && mitm_client_flushed(m))
+		mitm_end(m, m->end);
+}
+
+void
+mitm_free(struct mitm *m)
+{
+	SSL *ssl;
+
+	if (m == NULL)
+		return;
+	/* A close_notify: a body read to the close ends cleanly. */
+	if (m->client != NULL && (ssl = bufferevent_openssl_get_ssl(m->client)) != NULL &&
+	    m->client_up)
+		(void)SSL_shutdown(ssl);
+	if (m->wire_cb != NULL)
+		evbuffer_remove_cb_entry(m->client_wire, m->wire_cb);
+	if (m->client != NULL)
+		bufferevent_free(m->client);
+	if (m->upstream != NULL)
+		bufferevent_free(m->upstream);
+	if (m->finish != NULL)
+		event_free(m->finish);
+	free(m);
+}
+
+/* --- The proxy's own answers --------------------------------------------- */
+
+/* Queues an answer of STATUS for REASON to the sandbox, keeping the
+ * connection unless CLOSE. */
+static void
+mitm_answer(struct mitm *m, int status, const char *reason, const char *method,
+    const char *target, bool close)
+{
+	struct json *j = json_new(MITM_ANSWER_MAX_BYTES);
+	const char *body, *text = status == 403 ? "Forbidden" : status == 502 ? "Bad Gateway" :
+	    status == 431 ? "Request Header Fields Too Large" : "Bad Request";
+	char message[512];
+	size_t len = 0;
+
+	snprintf(message, sizeof(message), "%s %s to %s refused (%s)", method, target, m->host,
+	    reason);
+	json_object_begin(j);
+	json_kv_string(j, "error", status == 403 ? "policy_denied" : status == 502 ?
+	    "upstream_failed" : "bad_request");
+	json_kv_string(j, "host", m->host);
+	json_kv_string(j, "method", method);
+	json_kv_string(j, "path", target);
+	json_kv_string(j, "reason", reason);
+	json_kv_string(j, "message", message);
+	json_object_end(j);
+	body = json_text(j, &len);
+	evbuffer_add_printf(bufferevent_get_output(m->client), "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
+	    "%s\r\n", status, text, body != NULL ? len : 0, close ? "Connection: close\r\n" : "");
+	if (body != NULL && !m->head_request)
+		evbuffer_add(bufferevent_get_output(m->client), body, len);
+	json_free(j);
+}
+
+static void
+mitm_tell(struct mitm *m, const char *method, const char *target, const char *refused,
+    int status, uint32_t used)
+{
+	struct mitm_request r = { method, target, refused, status, used };
+
+	if (m->hooks.request != NULL)
+		m->hooks.request(m->hooks.arg, &r);
+}
+
+/* --- Moving bytes -------------------------------------------------------- */
+
+/* Moves the bytes of the message body B that FROM holds to TO (NULL:
+ * dropped). True once the body has ended; *BROKEN when its framing is. */
+static bool
+mitm_move_body(struct mitm_body *b, struct evbuffer *from, struct evbuffer *to,
+    uint64_t *count, bool *broken)
+{
+	size_t avail = evbuffer_get_length(from), n = 0;
+
+	if (b->kind == H1_BODY_NONE)
+		return true;
+	if (b->kind == H1_BODY_LENGTH) {
+		n = avail < b->left ? avail : (size_t)b->left;
+		b->left -= n;
+	} else if (b->kind == H1_BODY_UNTIL_CLOSE) {
+		n = avail;
+	} else {
+		struct evbuffer_iovec v[8];
+		int nv = evbuffer_peek(from, (ev_ssize_t)avail, NULL, v, 8);
+
+		for (int i = 0; i < nv && i < 8 && !h1_chunked_done(&b->chunked); i++) {
+			ssize_t got = h1_chunked_feed(&b->chunked, v[i].iov_base, v[i].iov_len);
+
+			if (got < 0) {
+				*broken = true;
+				return false;
+			}
+			n += (size_t)got;
+		}
+	}
+	if (to != NULL)
+		evbuffer_remove_buffer(from, to, n);
+	else
+		evbuffer_drain(from, n);
+	*count += n;
+	return b->kind == H1_BODY_LENGTH ? b->left == 0 :
+	    b->kind == H1_BODY_CHUNKED && h1_chunked_done(&b->chunked);
+}
+
+static void
+mitm_body_set(struct mitm_body *b, enum h1_body kind, uint64_t length)
+{
+	b->kind = kind;
+	b->left = length;
+	h1_chunked_init(&b->chunked);
+}
+
+/* Pauses reading FROM while TO holds too much for its peer. */
+static void
+mitm_pace(struct bufferevent *from, struct bufferevent *to)
+{
+	if (evbuffer_get_length(bufferevent_get_output(to)) > MITM_BUFFER_MAX_BYTES)
+		bufferevent_disable(from, EV_READ);
+}
+
+/* --- Requests ------------------------------------------------------------ */
+
+static void mitm_client_turn(struct mitm *m);
+
+/* The request REQ at the head of the client's input (HEAD, its bytes):
+ * refused, answered, or passed on. False when the turn must stop. */
+static bool
+mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req)
+{
+	struct evbuffer *in = bufferevent_get_input(m->client);
+	char method[MITM_METHOD_MAX_BYTES], target[MITM_TARGET_MAX_BYTES];
+	const char *refused = NULL, *which = NULL;
+	struct buf *out;
+	uint32_t used = 0;
+	enum secretsub_result sr;
+
+	snprintf(method, sizeof(method), "%s", http_method_name(req->method));
+	snprintf(target, sizeof(target), "%.*s", (int)req->target.len, head + req->target.off);
+	m->head_request = req->method == HTTP_METHOD_HEAD;
+	m->upgrade = false;
+	for (size_t i = 0; i < req->nheaders; i++)
+		m->upgrade |= req->headers[i].name.len == 7 &&
+		    strncasecmp((const char *)head + req->headers[i].name.off, "Upgrade", 7) == 0;
+	if (m->upstream_failed != NULL) {
+		mitm_answer(m, 502, m->upstream_failed, method, target, true);
+		mitm_tell(m, method, target, m->upstream_failed, 502, 0);
+		mitm_close_after_write(m, m->upstream_failed);
+		return false;
+	}
+	if (!m->upstream_up)
+		return false;           /* the upstream's handshake first */
+	/* The name asked in TLS is the one allowed: no other behind it. */
+	if (strcasecmp(req->host, m->host) != 0)
+		refused = "host_mismatch";
+	else if (m->hooks.judge != NULL)
+		refused = m->hooks.judge(m->hooks.arg, method, target);
+	if (refused == NULL) {
+		if ((out = buf_new(SECRETSUB_HEAD_MAX_BYTES)) == NULL)
+			refused = "out_of_memory";
+		else if ((sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->host,
+		    (const char *)head, req->head_len, out, &which, &used)) != SECRETSUB_OK) {
+			refused = sr == SECRETSUB_MISUSE ? "secret_misuse" : "request_head_unreadable";
+		} else {
+			evbuffer_add(bufferevent_get_output(m->upstream), buf_data(out), buf_len(out));
+			m->up += req->head_len;
+		}
+		buf_free(out);
+	}
+	evbuffer_drain(in, req->head_len);
+	mitm_body_set(&m->body, req->chunked ? H1_BODY_CHUNKED : req->has_content_length &&
+	    req->content_length > 0 ? H1_BODY_LENGTH : H1_BODY_NONE, req->content_length);
+	if (refused != NULL) {
+		mitm_answer(m, 403, refused, method, target, false);
+		mitm_tell(m, method, target, refused, 403, 0);
+		m->stage = MITM_SKIP_BODY;
+		return true;
+	}
+	mitm_tell(m, method, target, NULL, 0, used);
+	m->stage = MITM_REQ_BODY;
+	return true;
+}
+
+/* The client's turn: as much of its input as the stage takes. */
+static void
+mitm_client_turn(struct mitm *m)
+{
+	struct evbuffer *in = bufferevent_get_input(m->client);
+	struct http_request *req;
+	enum http_err e;
+	bool broken = false;
+
+	if (!m->client_up || m->ended)
+		return;
+	for (;;) {
+		size_t len = evbuffer_get_length(in);
+
+		switch (m->stage) {
+		case MITM_REQ_HEAD: {
+			size_t n = len < PROXY_HEADER_MAX_BYTES ? len : PROXY_HEADER_MAX_BYTES;
+			const uint8_t *head;
+
+			if (len == 0)
+				return;
+			head = evbuffer_pullup(in, (ev_ssize_t)n);
+			if ((req = malloc(sizeof(*req))) == NULL) {
+				mitm_end(m, "out_of_memory");
+				return;
+			}
+			e = http_parse_origin(head, n, req);
+			if (e == HTTP_NEED_MORE && n < PROXY_HEADER_MAX_BYTES) {
+				free(req);
+				return;
+			}
+			if (e != HTTP_OK) {
+				int status = e == HTTP_NEED_MORE ? 431 : http_err_status(e);
+
+				free(req);
+				mitm_answer(m, status, e == HTTP_NEED_MORE ? "head_too_large" :
+				    http_err_reason(e), "-", "-", true);
+				mitm_close_after_write(m, "bad_request");
+				return;
+			}
+			if (!mitm_request(m, head, req)) {
+				free(req);
+				return;
+			}
+			free(req);
+			break;
+		}
+		case MITM_REQ_BODY:
+		case MITM_SKIP_BODY: {
+			bool skip = m->stage == MITM_SKIP_BODY, whole;
+			uint64_t ignored = 0;
+
+			whole = mitm_move_body(&m->body, in, skip ? NULL :
+			    bufferevent_get_output(m->upstream), skip ? &ignored : &m->up, &broken);
+			if (broken) {
+				mitm_end(m, "request_body_framing");
+				return;
+			}
+			mitm_pace(m->client, m->upstream);
+			if (!whole)
+				return;
+			m->stage = skip ? MITM_REQ_HEAD : MITM_RESP_HEAD;
+			if (!skip)
+				return;         /* its response, before the next request */
+			break;
+		}
+		case MITM_RAW:
+			m->up += len;
+			evbuffer_add_buffer(bufferevent_get_output(m->upstream), in);
+			mitm_pace(m->client, m->upstream);
+			return;
+		default:
+			return;                 /* a response is being read: the next request waits */
+		}
+	}
+}
+
+/* --- Responses ----------------------------------------------------------- */
+
+/* The response has ended: the next request, or the close it asked for. */
+static void
+mitm_response_done(struct mitm *m)
+{
+	if (m->close_after) {
+		mitm_close_after_write(m, NULL);
+		return;
+	}
+	m->stage = MITM_REQ_HEAD;
+	bufferevent_enable(m->client, EV_READ);
+	mitm_client_turn(m);
+}
+
+static void
+mitm_upstream_turn(struct mitm *m)
+{
+	struct evbuffer *in = bufferevent_get_input(m->upstream);
+	struct evbuffer *out = bufferevent_get_output(m->client);
+	bool broken = false;
+
+	while (!m->ended) {
+		size_t len = evbuffer_get_length(in);
+
+		if (m->stage == MITM_RESP_HEAD) {
+			size_t n = len < H1_RESPONSE_HEAD_MAX_BYTES ? len : H1_RESPONSE_HEAD_MAX_BYTES;
+			struct h1_response r;
+			enum h1_status st;
+
+			if (len == 0)
+				return;
+			st = h1_response_parse(evbuffer_pullup(in, (ev_ssize_t)n), n, m->head_request,
+			    &r);
+			if (st == H1_NEED_MORE)
+				return;
+			if (st != H1_OK) {
+				mitm_answer(m, 502, "upstream_response_unreadable", "-", "-", true);
+				mitm_close_after_write(m, "upstream_response_unreadable");
+				return;
+			}
+			m->down += r.head_len;
+			evbuffer_remove_buffer(in, out, r.head_len);
+			if (r.interim)
+				continue;
+			if (r.status == 101 && m->upgrade) {
+				m->stage = MITM_RAW;
+				bufferevent_enable(m->client, EV_READ);
+				mitm_client_turn(m);
+				continue;
+			}
+			m->close_after = r.close;
+			mitm_body_set(&m->body, r.body, r.length);
+			m->stage = MITM_RESP_BODY;
+		} else if (m->stage == MITM_REQ_BODY && len > 0) {
+			/* A response before the request's body ended: a 100, or an
+			 * early final answer, after which the connection closes. */
+			size_t n = len < H1_RESPONSE_HEAD_MAX_BYTES ? len : H1_RESPONSE_HEAD_MAX_BYTES;
+			struct h1_response r;
+			enum h1_status st = h1_response_parse(evbuffer_pullup(in, (ev_ssize_t)n), n,
+			    m->head_request, &r);
+
+			if (st == H1_NEED_MORE)
+				return;
+			if (st != H1_OK) {
+				mitm_answer(m, 502, "upstream_response_unreadable", "-", "-", true);
+				mitm_close_after_write(m, "upstream_response_unreadable");
+				return;
+			}
+			m->down += r.head_len;
+			evbuffer_remove_buffer(in, out, r.head_len);
+			if (r.interim)
+				continue;
+			m->close_after = true;
+			mitm_body_set(&m->body, r.body, r.length);
+			m->stage = MITM_RESP_BODY;
+		} else if (m->stage == MITM_RESP_BODY) {
+			bool whole = mitm_move_body(&m->body, in, out, &m->down, &broken);
+
+			if (broken) {
+				mitm_end(m, "upstream_body_framing");
+				return;
+			}
+			mitm_pace(m->upstream, m->client);
+			if (!whole)
+				return;
+			mitm_response_done(m);
+			return;
+		} else if (m->stage == MITM_RAW) {
+			m->down += len;
+			evbuffer_add_buffer(out, in);
+			mitm_pace(m->upstream, m->client);
+			return;
+		} else {
+			return;                 /* nothing is asked of it now */
+		}
+	}
+}
+
+/* --- Events -------------------------------------------------------------- */
+
+static void
+mitm_on_client_read(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	mitm_client_turn(arg);
+}
+
+static void
+mitm_on_upstream_read(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	mitm_upstream_turn(arg);
+}
+
+/* A side drained what it held: the other may be read again. */
+static void
+mitm_on_client_write(struct bufferevent *bev, void *arg)
+{
+	struct mitm *m = arg;
+
+	(void)bev;
+	if (m->stage == MITM_CLOSING) {
+		if (mitm_client_flushed(m))
+			mitm_end(m, m->end);
+		return;
+	}
+	if (m->upstream_failed == NULL)
+		bufferevent_enable(m->upstream, EV_READ);
+	mitm_upstream_turn(m);
+}
+
+static void
+mitm_on_upstream_write(struct bufferevent *bev, void *arg)
+{
+	struct mitm *m = arg;
+
+	(void)bev;
+	if (m->stage == MITM_CLOSING)
+		return;
+	bufferevent_enable(m->client, EV_READ);
+	mitm_client_turn(m);
+}
+
+static void
+mitm_on_client_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct mitm *m = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		/* The handshake's deadline only: a kept-alive connection may rest. */
+		bufferevent_set_timeouts(m->client, NULL, NULL);
+		m->client_up = true;
+		mitm_client_turn(m);
+		return;
+	}
+	/* The sandbox closed: between requests that is the normal end. */
+	mitm_end(m, (what & BEV_EVENT_EOF) && m->stage == MITM_REQ_HEAD ? NULL :
+	    m->client_up ? "sandbox_closed" : "sandbox_tls_failed");
+}
+
+static void
+mitm_on_upstream_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct mitm *m = arg;
+	SSL *ssl = bufferevent_openssl_get_ssl(bev);
+
+	if (what & BEV_EVENT_CONNECTED) {
+		m->upstream_up = true;
+		mitm_client_turn(m);
+		return;
+	}
+	if (!m->upstream_up) {
+		/* Said to the sandbox in its protocol, at its first request. */
+		m->upstream_failed = ssl != NULL && SSL_get_verify_result(ssl) != X509_V_OK ?
+		    "upstream_certificate" : "upstream_tls_failed";
+		ERR_clear_error();
+		bufferevent_disable(bev, EV_READ | EV_WRITE);
+		mitm_client_turn(m);
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && m->stage == MITM_RESP_BODY &&
+	    m->body.kind == H1_BODY_UNTIL_CLOSE) {
+		mitm_upstream_turn(m);
+		mitm_close_after_write(m, NULL);
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && m->stage == MITM_REQ_HEAD) {
+		mitm_close_after_write(m, NULL);        /* it closed a kept-alive connection */
+		return;
+	}
+	mitm_end(m, "upstream_closed");
+}
+
+/* --- Start --------------------------------------------------------------- */
+
+static SSL *
+mitm_client_ssl(const struct mitm_config *cfg, const char *host, char **err)
+{
+	SSL *ssl = SSL_new(cfg->server_ctx);
+	X509 *leaf = tlsca_leaf(cfg->ca, host, err);
+
+	if (ssl == NULL || leaf == NULL || SSL_use_certificate(ssl, leaf) != 1 ||
+	    SSL_use_PrivateKey(ssl, tlsca_leaf_key(cfg->ca)) != 1) {
+		if (leaf != NULL)
+			mitm_ssl_fail(err, "the sandbox's side");
+		SSL_free(ssl);
+		return NULL;
+	}
+	return ssl;
+}
+
+/* HOST is M's own copy: OpenSSL's SNI macro takes it as non-const. */
+static SSL *
+mitm_upstream_ssl(const struct mitm_config *cfg, char *host, char **err)
+{
+	SSL *ssl = SSL_new(cfg->upstream_ctx);
+	X509_VERIFY_PARAM *param;
+	ASN1_OCTET_STRING *ip = a2i_IPADDRESS(host);
+	bool ok;
+
+	if (ssl == NULL) {
+		ASN1_OCTET_STRING_free(ip);
+		mitm_ssl_fail(err, "the upstream's side");
+		return NULL;
+	}
+	param = SSL_get0_param(ssl);
+	/* The name the proxy allowed is the one the certificate must hold. */
+	ok = ip != NULL ? X509_VERIFY_PARAM_set1_ip_asc(param, host) == 1 :
+	    SSL_set_tlsext_host_name(ssl, host) == 1 && SSL_set1_host(ssl, host) == 1;
+	ASN1_OCTET_STRING_free(ip);
+	if (!ok) {
+		mitm_ssl_fail(err, "the upstream's name");
+		SSL_free(ssl);
+		return NULL;
+	}
+	return ssl;
+}
+
+struct mitm *
+mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *host,
+    int client_fd, const void *early, size_t early_len, int upstream_fd,
+    const struct mitm_hooks *hooks, char **err)
+{
+	struct mitm *m = calloc(1, sizeof(*m));
+	struct timeval handshake = { MITM_HANDSHAKE_TIMEOUT_S, 0 };
+	struct bufferevent *under = NULL;
+	SSL *cs = NULL, *us = NULL;
+
+	if (m == NULL || strlen(host) > TLSCA_HOST_MAX_BYTES) {
+		reason_set(err, m == NULL ? "out of memory" : "the host's name is too long");
+		goto fail;
+	}
+	m->base = base;
+	m->cfg = cfg;
+	m->hooks = *hooks;
+	snprintf(m->host, sizeof(m->host), "%s", host);
+	if ((m->finish = evtimer_new(base, mitm_on_finish, m)) == NULL ||
+	    (cs = mitm_client_ssl(cfg, host, err)) == NULL ||
+	    (us = mitm_upstream_ssl(cfg, m->host, err)) == NULL)
+		goto fail;
+	/* The bytes already read (a ClientHello) are the TLS layer's first. */
+	if ((under = bufferevent_socket_new(base, client_fd, BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		goto fail_nomem;
+	client_fd = -1;
+	if (early_len > 0 && evbuffer_add(bufferevent_get_input(under), early, early_len) == -1)
+		goto fail_nomem;
+	m->client_wire = bufferevent_get_output(under);
+	if ((m->wire_cb = evbuffer_add_cb(m->client_wire, mitm_on_wire_drained, m)) == NULL)
+		goto fail_nomem;
+	if ((m->client = bufferevent_openssl_filter_new(base, under, cs,
+	    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		goto fail_nomem;
+	under = NULL;
+	cs = NULL;
+	if ((m->upstream = bufferevent_openssl_socket_new(base, upstream_fd, us,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		goto fail_nomem;
+	upstream_fd = -1;
+	us = NULL;
+	bufferevent_openssl_set_allow_dirty_shutdown(m->client, 1);
+	bufferevent_openssl_set_allow_dirty_shutdown(m->upstream, 1);
+	bufferevent_setwatermark(m->client, EV_READ, 0, MITM_BUFFER_MAX_BYTES);
+	bufferevent_setwatermark(m->upstream, EV_READ, 0, MITM_BUFFER_MAX_BYTES);
+	bufferevent_setcb(m->client, mitm_on_client_read, mitm_on_client_write,
+	    mitm_on_client_event, m);
+	bufferevent_setcb(m->upstream, mitm_on_upstream_read, mitm_on_upstream_write,
+	    mitm_on_upstream_event, m);
+	bufferevent_set_timeouts(m->client, &handshake, NULL);
+	bufferevent_enable(m->client, EV_READ | EV_WRITE);
+	bufferevent_enable(m->upstream, EV_READ | EV_WRITE);
+	return m;
+fail_nomem:
+	reason_set(err, "out of memory");
+fail:
+	if (under != NULL) {
+		if (m->wire_cb != NULL)
+			evbuffer_remove_cb_entry(m->client_wire, m->wire_cb);
+		m->wire_cb = NULL;
+		bufferevent_free(under);
+	}
+	SSL_free(cs);
+	SSL_free(us);
+	if (client_fd != -1)
+		close(client_fd);
+	if (upstream_fd != -1)
+		close(upstream_fd);
+	mitm_free(m);
+	return NULL;
+}

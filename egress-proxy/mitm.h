@@ -1,0 +1,80 @@
+/* A connection whose TLS the proxy terminates (corral-policy(5), "tls:
+ * terminate"), HTTP/1.1: the sandbox's TLS is accepted with a leaf of its
+ * sandbox's CA for the host the proxy allowed; the upstream's is made
+ * with the host's name and verified against the host's trust store (and
+ * egress.upstream_ca_file). Between them each request of the kept-alive
+ * connection is read (egress-proxy/http.h, origin form), judged, its head
+ * rewritten with the sandbox's secrets (secretsub.h), and passed on; one
+ * request at a time, its response read to its end (h1body.h) before the
+ * next, so that an answer of the proxy's own (403, 502) takes its place
+ * among the responses. A 101 turns both ways into a raw relay (WebSocket).
+ *
+ * ALPN offers http/1.1 only, on both sides, until HTTP/2 is read here:
+ * a client that asks for h2 alone gets HTTP/1.1, as TLS lets it.
+ *
+ * Runs on its caller's libevent loop (bufferevent_openssl). */
+#ifndef CORRAL_MITM_H
+#define CORRAL_MITM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <openssl/ssl.h>
+
+#include "egress-proxy/secretsub.h"
+
+struct event_base;
+struct tlsca;
+struct mitm;
+
+#define MITM_BUFFER_MAX_BYTES (1024 * 1024)     /* queued for a slow side: reading the other pauses */
+#define MITM_HANDSHAKE_TIMEOUT_S 10
+
+/* What a terminated connection works with; the caller keeps it alive. */
+struct mitm_config {
+	struct tlsca *ca;                       /* the sandbox's */
+	SSL_CTX *server_ctx;                    /* toward the sandbox: mitm_server_ctx_new() */
+	SSL_CTX *upstream_ctx;                  /* toward the upstream: mitm_upstream_ctx_new() */
+	const struct secretsub_secret *secrets;
+	size_t nsecrets;
+};
+
+/* One request, as the ledger records it. */
+struct mitm_request {
+	const char *method;
+	const char *target;                     /* as sent: path and query */
+	const char *refused;                    /* the reason it was answered by the proxy, or NULL */
+	int status;                             /* the proxy's answer's status, or 0 */
+	uint32_t secrets_used;                  /* bit i: secrets[i] swapped in */
+};
+
+struct mitm_hooks {
+	/* The request METHOD TARGET: NULL passes it; a reason answers 403
+	 * (e.g. "path_not_allowed"). May be NULL: every request passes. */
+	const char *(*judge)(void *arg, const char *method, const char *target);
+	/* Each request as it was passed or answered. */
+	void (*request)(void *arg, const struct mitm_request *r);
+	/* The end (called once, from the loop; free the mitm after): WHY is
+	 * NULL for a normal close, else a reason ("upstream_certificate");
+	 * the plain bytes the sandbox sent and received. */
+	void (*done)(void *arg, const char *why, uint64_t up, uint64_t down);
+	void *arg;
+};
+
+/* The context toward sandboxes: TLS 1.2 and up, ALPN http/1.1. */
+SSL_CTX *mitm_server_ctx_new(char **err);
+/* The context toward upstreams: TLS 1.2 and up, the system's trust store
+ * and EXTRA_CA_FILE (PEM; NULL: none), peer verification. */
+SSL_CTX *mitm_upstream_ctx_new(const char *extra_ca_file, char **err);
+
+/* Terminates the sandbox's connection CLIENT_FD (its first EARLY_LEN bytes,
+ * a ClientHello already read, at EARLY) and the upstream's UPSTREAM_FD
+ * (connected TCP), both taken, for HOST. NULL with *ERR (the descriptors
+ * are then closed). */
+struct mitm *mitm_start(struct event_base *base, const struct mitm_config *cfg,
+    const char *host, int client_fd, const void *early, size_t early_len, int upstream_fd,
+    const struct mitm_hooks *hooks, char **err);
+/* Closes both sides and frees M; NULL is fine. */
+void mitm_free(struct mitm *m);
+
+#endif

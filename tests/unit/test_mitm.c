@@ -1,0 +1,455 @@
+/* Unit tests for egress-proxy/mitm (a terminated HTTP/1.1 connection):
+ * real TLS on both sides, over socketpairs, with a client and an upstream
+ * in threads of their own (OpenSSL, blocking) and the mitm on a libevent
+ * loop. The client trusts the sandbox's CA only; the upstream's
+ * certificate comes from another CA, which the mitm's upstream context
+ * trusts by file (as egress.upstream_ca_file).
+ *
+ * Checked: the client's view verifies for the host; the upstream sees the
+ * secret's real value where the client sent its placeholder; a request the
+ * judge refuses gets a 403 in its place and the next request on the same
+ * connection passes; a placeholder where it may not go is refused and
+ * never reaches the upstream; chunked bodies both ways; an upstream whose
+ * certificate does not verify is a 502 naming it; h2 alone gets HTTP/1.1. */
+#include "config.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
+#include "egress-proxy/mitm.h"
+#include "egress-proxy/secretsub.h"
+#include "egress-proxy/tlsca.h"
+
+#define HOST "api.example.test"
+#define VALUE "gho_REALVALUEREALVALUEREALVALUEREALVALUE"
+#define SEEN_MAX 8
+#define TEXT_MAX 8192
+
+static const char *const hosts[] = { HOST };
+static const char *const auth[] = { "Authorization" };
+
+/* What one test sets up and what its peers saw. */
+struct bed {
+	struct tlsca *sandbox_ca, *public_ca, *rogue_ca;
+	char ca_file[64];
+	SSL_CTX *server_ctx, *upstream_ctx;
+	char placeholder[SECRETSUB_PLACEHOLDER_MAX_BYTES];
+	struct secretsub_secret secret;
+	struct mitm_config cfg;
+	struct event_base *base;
+	struct mitm *m;
+	int client_fd, upstream_fd;     /* the peers' ends */
+	bool upstream_trusted;          /* its leaf from the CA the mitm trusts */
+	const char *client_alpn;        /* what the client offers, wire format */
+	/* the client's script: requests, one answer read after each */
+	const char *requests[SEEN_MAX];
+	size_t nrequests;
+	char answers[SEEN_MAX][TEXT_MAX];
+	long client_verify;
+	char client_alpn_got[16];
+	/* the upstream's record */
+	char seen[SEEN_MAX][TEXT_MAX];
+	size_t nseen;
+	const char *done_why;
+	bool done;
+	unsigned requests_told, refused_told;
+};
+
+static struct bed bed;
+
+static int
+fcntl_blocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+static const char *
+judge(void *arg, const char *method, const char *target)
+{
+	(void)arg;
+	(void)method;
+	return strncmp(target, "/denied", 7) == 0 ? "path_not_allowed" : NULL;
+}
+
+static void
+on_request(void *arg, const struct mitm_request *r)
+{
+	struct bed *b = arg;
+
+	b->requests_told++;
+	b->refused_told += r->refused != NULL;
+}
+
+static void
+on_done(void *arg, const char *why, uint64_t up, uint64_t down)
+{
+	struct bed *b = arg;
+
+	(void)up;
+	(void)down;
+	b->done = true;
+	b->done_why = why;
+	event_base_loopbreak(b->base);
+}
+
+/* Reads one HTTP/1.1 message (head, and a Content-Length or chunked body)
+ * from SSL into OUT; false at the end of the connection. */
+static bool
+read_message(SSL *ssl, char *out, size_t size)
+{
+	size_t n = 0;
+	char *end = NULL;
+
+	while ((end = strstr(out, "\r\n\r\n")) == NULL) {
+		int r = SSL_read(ssl, out + n, (int)(size - n - 1));
+
+		if (r <= 0)
+			return false;
+		n += (size_t)r;
+		out[n] = '\0';
+	}
+	for (;;) {
+		const char *cl = strcasestr(out, "Content-Length: ");
+		size_t head = (size_t)(end + 4 - out), want = head;
+
+		if (cl != NULL && cl < end)
+			want += strtoul(cl + 16, NULL, 10);
+		else if (strstr(out, "chunked") != NULL && strstr(end, "\r\n0\r\n\r\n") == NULL)
+			want = n + 1;
+		if (n >= want)
+			return true;
+		int r = SSL_read(ssl, out + n, (int)(size - n - 1));
+
+		if (r <= 0)
+			return false;
+		n += (size_t)r;
+		out[n] = '\0';
+		end = strstr(out, "\r\n\r\n");
+	}
+}
+
+static void *
+client_main(void *arg)
+{
+	struct bed *b = arg;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	SSL *ssl;
+
+	X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), tlsca_cert(b->sandbox_ca));
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	ssl = SSL_new(ctx);
+	SSL_set_tlsext_host_name(ssl, HOST);
+	SSL_set1_host(ssl, HOST);
+	if (b->client_alpn != NULL)
+		SSL_set_alpn_protos(ssl, (const unsigned char *)b->client_alpn,
+		    (unsigned)strlen(b->client_alpn));
+	SSL_set_fd(ssl, b->client_fd);
+	if (SSL_connect(ssl) == 1) {
+		const unsigned char *proto;
+		unsigned len;
+
+		b->client_verify = SSL_get_verify_result(ssl);
+		SSL_get0_alpn_selected(ssl, &proto, &len);
+		snprintf(b->client_alpn_got, sizeof(b->client_alpn_got), "%.*s", (int)len, proto);
+		for (size_t i = 0; i < b->nrequests; i++) {
+			SSL_write(ssl, b->requests[i], (int)strlen(b->requests[i]));
+			if (!read_message(ssl, b->answers[i], TEXT_MAX))
+				break;
+		}
+	} else {
+		b->client_verify = SSL_get_verify_result(ssl);
+	}
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	shutdown(b->client_fd, SHUT_RDWR);
+	close(b->client_fd);
+	return NULL;
+}
+
+/* The upstream: answers each request with a 200 whose body is "ok", or a
+ * chunked one for a path that asks for it. */
+static void *
+upstream_main(void *arg)
+{
+	struct bed *b = arg;
+	struct tlsca *issuer = b->upstream_trusted ? b->public_ca : b->rogue_ca;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	char *err = NULL;
+	SSL *ssl;
+
+	SSL_CTX_use_certificate(ctx, tlsca_leaf(issuer, HOST, &err));
+	SSL_CTX_use_PrivateKey(ctx, tlsca_leaf_key(issuer));
+	ssl = SSL_new(ctx);
+	SSL_set_fd(ssl, b->upstream_fd);
+	if (SSL_accept(ssl) == 1) {
+		while (b->nseen < SEEN_MAX && read_message(ssl, b->seen[b->nseen], TEXT_MAX)) {
+			const char *reply = strstr(b->seen[b->nseen], " /chunked ") != NULL ?
+			    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+			    "3\r\nabc\r\n0\r\n\r\n" : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+			b->nseen++;
+			SSL_write(ssl, reply, (int)strlen(reply));
+		}
+	}
+	SSL_free(ssl);
+	SSL_CTX_free(ctx);
+	close(b->upstream_fd);
+	return NULL;
+}
+
+static int
+setup(void **state)
+{
+	char *err = NULL;
+	char *pem;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	memset(&bed, 0, sizeof(bed));
+	assert_non_null(bed.sandbox_ca = tlsca_new("sb", &err));
+	assert_non_null(bed.public_ca = tlsca_new("public", &err));
+	assert_non_null(bed.rogue_ca = tlsca_new("rogue", &err));
+	snprintf(bed.ca_file, sizeof(bed.ca_file), "/tmp/test_mitm.XXXXXX");
+	assert_true((fd = mkstemp(bed.ca_file)) != -1);
+	assert_non_null(f = fdopen(fd, "w"));
+	assert_non_null(pem = tlsca_cert_pem(bed.public_ca));
+	fputs(pem, f);
+	fclose(f);
+	free(pem);
+	assert_non_null(bed.server_ctx = mitm_server_ctx_new(&err));
+	assert_non_null(bed.upstream_ctx = mitm_upstream_ctx_new(bed.ca_file, &err));
+	assert_int_equal(secretsub_placeholder(VALUE, bed.placeholder, sizeof(bed.placeholder)), 0);
+	bed.secret = (struct secretsub_secret){ "gh", VALUE, bed.placeholder, hosts, 1, auth, 1 };
+	bed.cfg = (struct mitm_config){ bed.sandbox_ca, bed.server_ctx, bed.upstream_ctx,
+	    &bed.secret, 1 };
+	bed.upstream_trusted = true;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	unlink(bed.ca_file);
+	SSL_CTX_free(bed.server_ctx);
+	SSL_CTX_free(bed.upstream_ctx);
+	tlsca_free(bed.sandbox_ca);
+	tlsca_free(bed.public_ca);
+	tlsca_free(bed.rogue_ca);
+	return 0;
+}
+
+/* Runs the client's requests through a mitm to the upstream. */
+static void
+run(void)
+{
+	struct mitm_hooks hooks = { judge, on_request, on_done, &bed };
+	pthread_t client, upstream;
+	int c[2], u[2];
+	char *err = NULL;
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, c), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, u), 0);
+	/* The peers block; the mitm's ends stay non-blocking. */
+	bed.client_fd = c[1];
+	bed.upstream_fd = u[1];
+	assert_int_equal(fcntl_blocking(c[1]), 0);
+	assert_int_equal(fcntl_blocking(u[1]), 0);
+	assert_non_null(bed.base = event_base_new());
+	bed.m = mitm_start(bed.base, &bed.cfg, HOST, c[0], NULL, 0, u[0], &hooks, &err);
+	if (bed.m == NULL)
+		fail_msg("mitm_start: %s", err);
+	pthread_create(&client, NULL, client_main, &bed);
+	pthread_create(&upstream, NULL, upstream_main, &bed);
+	event_base_dispatch(bed.base);
+	mitm_free(bed.m);
+	/* libevent finishes freeing a bufferevent from its loop. */
+	event_base_loop(bed.base, EVLOOP_NONBLOCK);
+	pthread_join(client, NULL);
+	pthread_join(upstream, NULL);
+	event_base_free(bed.base);
+}
+
+/* A request's head with the placeholder in its Authorization header. */
+static char *
+request_with(const char *path, const char *header)
+{
+	char *r;
+
+	assert_true(asprintf(&r, "GET %s HTTP/1.1\r\nHost: " HOST "\r\n%s: Bearer %s\r\n\r\n", path,
+	    header, bed.placeholder) > 0);
+	return r;
+}
+
+static void
+test_the_upstream_gets_the_value_and_the_client_a_verified_leaf(void **state)
+{
+	char *allowed = request_with("/user", "Authorization");
+
+	(void)state;
+	bed.requests[0] = allowed;
+	bed.nrequests = 1;
+	run();
+	assert_true(bed.done);
+	assert_null(bed.done_why);
+	assert_int_equal(bed.client_verify, X509_V_OK);
+	assert_int_equal(bed.nseen, 1);
+	assert_non_null(strstr(bed.seen[0], "Authorization: Bearer " VALUE "\r\n"));
+	assert_null(strstr(bed.seen[0], bed.placeholder));
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 200 OK\r\n", 17) == 0);
+	assert_non_null(strstr(bed.answers[0], "\r\n\r\nok"));
+	free(allowed);
+}
+
+static void
+test_a_refused_request_is_answered_in_its_place(void **state)
+{
+	char *first = request_with("/a", "Authorization"), *denied = request_with("/denied/x",
+	    "Authorization"), *last = request_with("/b", "Authorization");
+
+	(void)state;
+	bed.requests[0] = first;
+	bed.requests[1] = denied;
+	bed.requests[2] = last;
+	bed.nrequests = 3;
+	run();
+	assert_int_equal(bed.nseen, 2);
+	assert_true(strncmp(bed.seen[0], "GET /a ", 7) == 0);
+	assert_true(strncmp(bed.seen[1], "GET /b ", 7) == 0);
+	assert_true(strncmp(bed.answers[1], "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	assert_non_null(strstr(bed.answers[1], "\"reason\":\"path_not_allowed\""));
+	assert_non_null(strstr(bed.answers[1], "\"path\":\"/denied/x\""));
+	assert_true(strncmp(bed.answers[2], "HTTP/1.1 200 OK\r\n", 17) == 0);
+	assert_int_equal(bed.requests_told, 3);
+	assert_int_equal(bed.refused_told, 1);
+	free(first);
+	free(denied);
+	free(last);
+}
+
+static void
+test_a_misused_placeholder_never_reaches_the_upstream(void **state)
+{
+	char *misused = request_with("/a", "X-Token"), *after = request_with("/b", "Authorization");
+
+	(void)state;
+	bed.requests[0] = misused;
+	bed.requests[1] = after;
+	bed.nrequests = 2;
+	run();
+	assert_int_equal(bed.nseen, 1);
+	assert_true(strncmp(bed.seen[0], "GET /b ", 7) == 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"secret_misuse\""));
+	free(misused);
+	free(after);
+}
+
+static void
+test_chunked_bodies_both_ways(void **state)
+{
+	static const char post[] = "POST /chunked HTTP/1.1\r\nHost: " HOST "\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+	static const char next[] = "GET /n HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = post;
+	bed.requests[1] = next;
+	bed.nrequests = 2;
+	run();
+	assert_int_equal(bed.nseen, 2);
+	assert_non_null(strstr(bed.seen[0], "\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+	assert_non_null(strstr(bed.answers[0], "3\r\nabc\r\n0\r\n\r\n"));
+	assert_non_null(strstr(bed.answers[1], "\r\n\r\nok"));
+}
+
+static void
+test_another_host_behind_the_name_is_refused(void **state)
+{
+	static const char fronted[] = "GET / HTTP/1.1\r\nHost: other.example.test\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = fronted;
+	bed.nrequests = 1;
+	run();
+	assert_int_equal(bed.nseen, 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"host_mismatch\""));
+}
+
+static void
+test_an_unverified_upstream_is_a_502(void **state)
+{
+	static const char get[] = "GET / HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+
+	(void)state;
+	bed.upstream_trusted = false;
+	bed.requests[0] = get;
+	bed.nrequests = 1;
+	run();
+	assert_int_equal(bed.nseen, 0);
+	if (strncmp(bed.answers[0], "HTTP/1.1 502 Bad Gateway\r\n", 26) != 0)
+		fail_msg("answer: [%s] done: %s", bed.answers[0], bed.done_why ? bed.done_why : "(null)");
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"upstream_certificate\""));
+	assert_string_equal(bed.done_why, "upstream_certificate");
+}
+
+static void
+test_h2_alone_gets_http_1_1(void **state)
+{
+	static const char get[] = "GET / HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+
+	(void)state;
+	bed.client_alpn = "\x02h2";
+	bed.requests[0] = get;
+	bed.nrequests = 1;
+	run();
+	assert_string_equal(bed.client_alpn_got, "");
+	assert_non_null(strstr(bed.answers[0], "\r\n\r\nok"));
+	bed.client_alpn = "\x02h2\x08http/1.1";
+	bed.nseen = 0;
+	run();
+	assert_string_equal(bed.client_alpn_got, "http/1.1");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_the_upstream_gets_the_value_and_the_client_a_verified_leaf,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_refused_request_is_answered_in_its_place, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_a_misused_placeholder_never_reaches_the_upstream,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunked_bodies_both_ways, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_another_host_behind_the_name_is_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_an_unverified_upstream_is_a_502, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_h2_alone_gets_http_1_1, setup, teardown),
+	};
+
+	/* A test whose connection never ends fails, not hangs; a peer gone
+	 * is a write error, as in corrald, not a signal. */
+	alarm(60);
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
