@@ -49,6 +49,13 @@ struct forward_reg {
 /* The loopback addresses tried, in order, for a socket of each family. */
 enum forward_target { FORWARD_V4, FORWARD_V6, FORWARD_TARGETS };
 
+struct forward_conn;
+
+/* A socket asked of the monitor; its connection may go before the answer. */
+struct forward_ask {
+	struct forward_conn *c;         /* NULL once it went */
+};
+
 /* One connection through a forward. */
 struct forward_conn {
 	struct daemon *d;
@@ -60,6 +67,7 @@ struct forward_conn {
 	int client_fd, sandbox_fd;
 	enum forward_target target;
 	bool v4_only;                   /* the socket is IPv4: no ::1 to try */
+	struct forward_ask *ask;        /* the monitor's socket asked for, or NULL */
 	struct event client_rd, client_wr, sandbox_rd, sandbox_wr, idle, timer;
 	bool relaying, events_set;
 	struct relay relay;
@@ -205,6 +213,8 @@ api_forward_open_attach(struct daemon *d, const struct sandbox_caller *caller,
 	r->next = forward_regs;
 	forward_regs = r;
 	api_slot_on_close(slot, forward_reg_close, r);
+	/* It rests while its command runs: no idle timeout. */
+	bufferevent_set_timeouts(bev, NULL, NULL);
 	bufferevent_setcb(bev, forward_reg_on_read, NULL, forward_reg_on_event, r);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 	bufferevent_write(bev, frame, len);
@@ -298,6 +308,8 @@ forward_conn_free(struct forward_conn *c)
 			*pp = c->next;
 			break;
 		}
+	if (c->ask != NULL)
+		c->ask->c = NULL;
 	if (c->relaying) {
 		forward_record_end(c);
 		if (c->reg != NULL)
@@ -355,7 +367,7 @@ forward_on_relay_done(enum relay_end end, void *arg)
 	struct forward_conn *c = arg;
 	static const char *const reasons[] = {
 		[RELAY_END_CLOSED] = NULL,
-		[RELAY_END_IDLE] = "idle_timeout",
+		[RELAY_END_IDLE] = "idle_timeout",     /* none is set: never */
 		[RELAY_END_CLIENT_ERROR] = "host_side_error",
 		[RELAY_END_UPSTREAM_ERROR] = "sandbox_side_error",
 		[RELAY_END_NOMEM] = "out_of_memory",
@@ -440,13 +452,14 @@ forward_start_relay(struct forward_conn *c)
 static void
 forward_connected(struct forward_conn *c)
 {
+	c->id = ledger_next_id();
 	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ||
 	    frame_decoder_held(c->frames) > 0) {
+		(void)forward_record_open(c, false, "protocol");
 		forward_conn_refuse(c, WIRE_ERR_PROTOCOL,
 		    "a forwarded connection's bytes may follow only its ok");
 		return;
 	}
-	c->id = ledger_next_id();
 	if (forward_record_open(c, true, NULL) == -1) {
 		forward_conn_refuse(c, WIRE_ERR_UNAVAILABLE,
 		    "the ledger cannot take records: the connection would go unrecorded");
@@ -534,31 +547,15 @@ forward_target_addr(struct forward_conn *c, int family, struct sockaddr_storage 
 	return sizeof(*v6);
 }
 
-/* Dials C's port at its current target from a fresh socket in the
- * sandbox's network namespace. */
+/* Connects C's socket to its port at its current target. */
 static void
-forward_dial(struct forward_conn *c)
+forward_connect_target(struct forward_conn *c)
 {
 	struct timeval timeout = { FORWARD_CONNECT_TIMEOUT_S, 0 };
-	char msg[FORWARD_MESSAGE_MAX_BYTES];
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(int), alen;
-	char *err = NULL;
 	int family = 0;
 
-	if (c->sandbox_fd != -1) {
-		event_del(&c->sandbox_wr);
-		close(c->sandbox_fd);
-	}
-	c->sandbox_fd = privsep_sandbox_socket(c->d->privsep, bufferevent_getfd(c->bev),
-	    c->sb->name, &err);
-	if (c->sandbox_fd == -1) {
-		snprintf(msg, sizeof(msg), "no socket in sandbox %.64s: %s", c->sb->name,
-		    err != NULL ? err : "the monitor failed");
-		free(err);
-		forward_conn_refuse(c, WIRE_ERR_UNAVAILABLE, msg);
-		return;
-	}
 	(void)getsockopt(c->sandbox_fd, SOL_SOCKET, SO_DOMAIN, &family, &slen);
 	alen = forward_target_addr(c, family, &ss);
 	event_assign(&c->sandbox_wr, c->d->base, c->sandbox_fd, EV_WRITE, forward_on_connect, c);
@@ -569,6 +566,64 @@ forward_dial(struct forward_conn *c)
 		event_add(&c->timer, &timeout);
 	} else {
 		forward_dialled(c, errno);
+	}
+}
+
+/* The monitor's answer: a socket in the sandbox's network, or why not. */
+static void
+forward_on_socket(int fd, const char *err, void *arg)
+{
+	struct forward_ask *ask = arg;
+	struct forward_conn *c = ask->c;
+	char msg[FORWARD_MESSAGE_MAX_BYTES];
+
+	free(ask);
+	if (c == NULL) {                /* it went meanwhile */
+		if (fd != -1)
+			close(fd);
+		return;
+	}
+	c->ask = NULL;
+	if (fd == -1) {
+		snprintf(msg, sizeof(msg), "no socket in sandbox %.64s: %s", c->sb->name,
+		    err != NULL ? err : "the monitor failed");
+		c->id = ledger_next_id();
+		(void)forward_record_open(c, false, "no_socket");
+		forward_conn_refuse(c, err != NULL && strstr(err, "refused:") != NULL ?
+		    WIRE_ERR_NOT_FOUND : WIRE_ERR_UNAVAILABLE, msg);
+		return;
+	}
+	c->sandbox_fd = fd;
+	forward_connect_target(c);
+}
+
+/* Dials C's port at its current target from a fresh socket in the
+ * sandbox's network namespace, which the monitor makes: asked for, and
+ * answered from the loop (a create it is building goes first). */
+static void
+forward_dial(struct forward_conn *c)
+{
+	char msg[FORWARD_MESSAGE_MAX_BYTES], *err = NULL;
+	struct forward_ask *ask;
+
+	if (c->sandbox_fd != -1) {
+		event_del(&c->sandbox_wr);
+		close(c->sandbox_fd);
+		c->sandbox_fd = -1;
+	}
+	ask = xcalloc(1, sizeof(*ask));
+	ask->c = c;
+	c->ask = ask;
+	if (privsep_sandbox_socket_async(c->d->privsep, bufferevent_getfd(c->bev), c->sb->name,
+	    forward_on_socket, ask, &err) == -1) {
+		c->ask = NULL;
+		free(ask);
+		snprintf(msg, sizeof(msg), "no socket in sandbox %.64s: %s", c->sb->name,
+		    err != NULL ? err : "the monitor failed");
+		free(err);
+		c->id = ledger_next_id();
+		(void)forward_record_open(c, false, "no_socket");
+		forward_conn_refuse(c, WIRE_ERR_UNAVAILABLE, msg);
 	}
 }
 
@@ -606,7 +661,11 @@ api_forward_connect_attach(struct daemon *d, const struct sandbox_caller *caller
 	c->next = forward_conns;
 	forward_conns = c;
 	api_slot_on_close(slot, forward_conn_close, c);
-	/* Nothing is read until the relay: early bytes stay in the kernel. */
+	/* Nothing is read until the relay (early bytes stay in the kernel),
+	 * and nothing of the request's own connection object is left: its
+	 * callbacks and the idle timeout of a request not yet whole. */
+	bufferevent_setcb(bev, NULL, NULL, NULL, NULL);
+	bufferevent_set_timeouts(bev, NULL, NULL);
 	bufferevent_disable(bev, EV_READ);
 	evtimer_assign(&c->timer, d->base, forward_on_connect, c);
 	evtimer_assign(&c->idle, d->base, forward_on_idle, c);

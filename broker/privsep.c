@@ -474,22 +474,46 @@ privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, g
 	return rc;
 }
 
-int
-privsep_sandbox_socket(struct privsep *ps, int caller_fd, const char *name, char **err)
+/* A NETSOCK asked for: who hears the answer. */
+struct privsep_netsock_call {
+	privsep_socket_fn done;
+	void *arg;
+};
+
+static void
+privsep_on_netsock(struct seqmsg *msg, void *arg)
 {
+	struct privsep_netsock_call *c = arg;
 	const char *text;
+	char *err = NULL;
 	int fd = -1;
 
+	if (msg == NULL)
+		reason_set(&err, "the monitor is gone");
+	else if (msg->type == MONITOR_FAILED)
+		reason_set(&err, "%s", monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == 0 ?
+		    text : "the monitor's answer is malformed");
+	else if (monitor_wire_text_decode(msg, MONITOR_NETSOCK_IS, &text, &fd) == -1 || fd == -1)
+		reason_set(&err, "the monitor's answer is malformed");
+	c->done(fd, err, c->arg);
+	free(err);
+	free(c);
+}
+
+int
+privsep_sandbox_socket_async(struct privsep *ps, int caller_fd, const char *name,
+    privsep_socket_fn done, void *arg, char **err)
+{
+	struct privsep_netsock_call *c = xcalloc(1, sizeof(*c));
+
+	c->done = done;
+	c->arg = arg;
 	monitor_wire_text_encode(ps->msg, MONITOR_NETSOCK, name, caller_fd);
-	if (privsep_call(ps, err) == -1)
+	if (privsep_send_queued(ps, privsep_on_netsock, c, err) == -1) {
+		free(c);
 		return -1;
-	if (ps->msg->type != MONITOR_NETSOCK_IS)
-		privsep_failed(ps, err);
-	else if (monitor_wire_text_decode(ps->msg, MONITOR_NETSOCK_IS, &text, &fd) == -1 ||
-	    fd == -1)
-		reason_set(err, "the monitor's answer is malformed");
-	seqmsg_clear(ps->msg);
-	return fd;
+	}
+	return 0;
 }
 
 bool

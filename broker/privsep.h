@@ -76,10 +76,15 @@ size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 int privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, gid_t *gid,
     char **err);
 
-/* A non-blocking TCP socket in sandbox NAME's network namespace (for its
- * loopback: corral forward), answered only when CALLER_FD, the client's
- * connection, is its creator's or root's. The descriptor, or -1 with *ERR. */
-int privsep_sandbox_socket(struct privsep *ps, int caller_fd, const char *name, char **err);
+/* The answer to a socket asked for: FD (the hearer's), or -1 and why. */
+typedef void (*privsep_socket_fn)(int fd, const char *err, void *arg);
+/* Asks for a non-blocking TCP socket in sandbox NAME's network namespace
+ * (for its loopback: corral forward), answered only when CALLER_FD, the
+ * client's connection, is its creator's or root's; DONE hears the answer
+ * from the loop (a create the monitor is building goes first). -1 with
+ * *ERR when it cannot be sent (DONE is then never called). */
+int privsep_sandbox_socket_async(struct privsep *ps, int caller_fd, const char *name,
+    privsep_socket_fn done, void *arg, char **err);
 
 /* Whether the host's firewall lets the fence work: one line into *LINE
  * (free it), "ok", "at risk: why" or "unknown: why". */

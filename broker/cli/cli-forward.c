@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "broker/cli/cli.h"
@@ -165,57 +166,62 @@ cli_forward_connect(const struct cli *cli, char *name, char *listen,
 	return fd;
 }
 
-/* Copies what FROM has to TO; at FROM's end, TO's writing side is shut.
- * -1 when the direction is over. */
-static int
-cli_forward_pump(int from, int to, char *buf)
+/* Copies FROM to TO until FROM's end, then shuts TO's writing side. */
+static void
+cli_forward_pump(int from, int to)
 {
-	ssize_t n = read(from, buf, CLI_FORWARD_RELAY_BYTES), off = 0, w;
+	static char buf[CLI_FORWARD_RELAY_BYTES];
+	ssize_t n, off, w;
 
-	if (n <= 0) {
-		(void)shutdown(to, SHUT_WR);
-		return -1;
-	}
-	for (; off < n; off += w)
-		if ((w = send(to, buf + off, (size_t)(n - off), MSG_NOSIGNAL)) <= 0)
-			return -1;
-	return 0;
+	while ((n = read(from, buf, sizeof(buf))) > 0 || (n == -1 && errno == EINTR))
+		for (off = 0; n > 0 && off < n; off += w)
+			if ((w = send(to, buf + off, (size_t)(n - off), MSG_NOSIGNAL)) <= 0)
+				return;
+	(void)shutdown(to, SHUT_WR);
 }
 
-/* Relays between the host's connection A and corrald's B until both
- * directions ended. */
+/* Whether this process dies with PARENT (PR_SET_PDEATHSIG, and the
+ * parent was still there once it was set). */
+static bool
+cli_forward_tied(pid_t parent)
+{
+	return prctl(PR_SET_PDEATHSIG, SIGTERM) == 0 && getppid() == parent;
+}
+
+/* Relays between the host's connection A and corrald's B, each direction
+ * in a process of its own: a direction that waits for its peer never
+ * stops the other (a service that writes as it reads). */
 static void
 cli_forward_relay(int a, int b)
 {
-	static char buf[CLI_FORWARD_RELAY_BYTES];
-	struct pollfd p[2] = { { .fd = a, .events = POLLIN }, { .fd = b, .events = POLLIN } };
+	pid_t self = getpid(), pid = fork();
 
-	while (p[0].fd != -1 || p[1].fd != -1) {
-		if (poll(p, 2, -1) == -1) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		for (int i = 0; i < 2; i++)
-			if (p[i].fd != -1 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    cli_forward_pump(p[i].fd, p[1 - i].fd == -1 ? (i == 0 ? b : a) :
-			    p[1 - i].fd, buf) == -1)
-				p[i].fd = -1;
+	if (pid == 0) {
+		if (!cli_forward_tied(self))
+			_exit(1);
+		cli_forward_pump(b, a);
+		_exit(0);
 	}
+	if (pid == -1)
+		return;
+	cli_forward_pump(a, b);
+	(void)waitpid(pid, NULL, 0);
 }
 
 /* The child of one connection CONN: relays it through corrald, then exits. */
 static void
 cli_forward_child(const struct cli *cli, char *name, char *listen,
-    const struct forward_spec *spec, int conn)
+    const struct forward_spec *spec, int conn, pid_t parent)
 {
 	char why[CLI_FORWARD_WHY_BYTES];
 	int fd;
 
 	/* The forward ends with its command: so do its connections. */
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	if (!cli_forward_tied(parent))
+		_exit(1);
 	if ((fd = cli_forward_connect(cli, name, listen, spec, 0, why, sizeof(why))) == -1) {
 		fprintf(stderr, "corral: forward %s: a connection was not forwarded: %s\n",
 		    listen, cli_text(why));
@@ -291,8 +297,8 @@ cli_forward_accept(const struct cli *cli, char *name, char *listen,
     const struct forward_spec *spec, int listener, int reg)
 {
 	int conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+	pid_t pid, parent = getpid();
 	long uid;
-	pid_t pid;
 
 	if (conn == -1)
 		return;
@@ -304,7 +310,7 @@ cli_forward_accept(const struct cli *cli, char *name, char *listen,
 	if ((pid = fork()) == 0) {
 		close(listener);
 		close(reg);
-		cli_forward_child(cli, name, listen, spec, conn);
+		cli_forward_child(cli, name, listen, spec, conn, parent);
 	}
 	if (pid == -1)
 		fprintf(stderr, "corral: forward %s: fork: %s\n", listen, strerror(errno));

@@ -71,12 +71,33 @@ listen_of() { sed -n 's/^forwarding \([^ ]*\) to .*/\1/p' "$(tb_log "$1")"; }
 
 as_o sandbox create --root "$ws" --name fw >/dev/null ||
 	{ echo "Bail out! cannot create fw"; exit 1; }
+# An echo service that writes back as it reads: a relay that stops one
+# direction while the other waits would deadlock on it.
+cat >"$ws/echo.py" <<'PY'
+import socket, threading
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 8003))
+srv.listen(4)
+def serve(c):
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        c.sendall(d)
+    c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+chown ctest-fo:ctest-fo "$ws/echo.py"
 as_o run fw -- "setsid -f python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 </dev/null
-	setsid -f python3 -m http.server 8002 --bind ::1 >/dev/null 2>&1 </dev/null" >/dev/null
+	setsid -f python3 -m http.server 8002 --bind ::1 >/dev/null 2>&1 </dev/null
+	setsid -f python3 $ws/echo.py >/dev/null 2>&1 </dev/null" >/dev/null
 serving() {
 	as_o exec fw -- python3 -c '
 import socket, sys
-for a, p in (("127.0.0.1", 8000), ("::1", 8002)):
+for a, p in (("127.0.0.1", 8000), ("::1", 8002), ("127.0.0.1", 8003)):
     socket.create_connection((a, p), timeout=1).close()' 2>/dev/null
 }
 wait_for serving || { echo "Bail out! no http.server in fw"; exit 1; }
@@ -210,6 +231,38 @@ out=$(as_o forward fw 0:99999 2>&1); rc=$?
 check_eq "a sandbox port out of range too (2)" 2 "$rc"
 tb_stop f2
 tb_stop f3
+
+# --- Both ways at once: 8 MiB sent while the echo comes back.
+forward f6 fw 0:8003
+wait_for forwarding f6
+out=$(host_as "$UID_O" /usr/bin/python3 - "$(listen_of f6)" <<'PY' 2>&1
+import socket, sys, threading
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=20)
+data = bytes(range(256)) * 32768
+def send():
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+threading.Thread(target=send, daemon=True).start()
+got = bytearray()
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    got += d
+print(len(got), bytes(got) == data)
+PY
+)
+check_eq "8 MiB sent and echoed at once come back whole (no direction waits for the other)" \
+	"8388608 True" "$out"
+
+# --- A forward that rests longer than a request may (30 s) stays.
+sleep 32
+out=$(host_as "$UID_O" curl -sS --max-time 10 "http://$addr/index.html" 2>&1)
+check_eq "a forward idle for 32 s still serves" "hello from inside fw" "$out"
+kill -0 "$(tb_pid f1)" 2>/dev/null
+tap_result $? "and its command still runs"
+tb_stop f6
 
 # --- A Unix socket of the owner's.
 sock="$TB_DIR/fo-sock/app.sock"
