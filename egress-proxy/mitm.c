@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #define MITM_ANSWER_MAX_BYTES 2048
 #define MITM_METHOD_MAX_BYTES 16
 #define MITM_TARGET_MAX_BYTES 2048      /* as the ledger keeps it */
+#define MITM_TARGET_SHOWN_BYTES 256     /* in the proxy's own answers */
 
 enum mitm_stage {
 	MITM_REQ_HEAD,                  /* reading the next request's head */
@@ -220,11 +222,19 @@ mitm_answer(struct mitm *m, int status, const char *reason, const char *method,
 	struct json *j = json_new(MITM_ANSWER_MAX_BYTES);
 	const char *body, *text = status == 403 ? "Forbidden" : status == 502 ? "Bad Gateway" :
 	    status == 431 ? "Request Header Fields Too Large" : "Bad Request";
-	char message[512];
+	char message[1024], shown[MITM_TARGET_SHOWN_BYTES + 1];
 	size_t len = 0;
 
+	/* The answer names the target, cut: it fits a small body whatever was sent. */
+	snprintf(shown, sizeof(shown), "%s", target);
+	target = shown;
 	snprintf(message, sizeof(message), "%s %s to %s refused (%s)", method, target, m->host,
 	    reason);
+	if (j == NULL) {
+		evbuffer_add_printf(bufferevent_get_output(m->client), "HTTP/1.1 %d %s\r\n"
+		    "Content-Length: 0\r\n%s\r\n", status, text, close ? "Connection: close\r\n" : "");
+		return;
+	}
 	json_object_begin(j);
 	json_kv_string(j, "error", status == 403 ? "policy_denied" : status == 502 ?
 	    "upstream_failed" : "bad_request");
@@ -311,6 +321,58 @@ mitm_pace(struct bufferevent *from, struct bufferevent *to)
 
 /* --- Requests ------------------------------------------------------------ */
 
+static void
+mitm_wipe_free(const void *data, size_t len, void *arg)
+{
+	(void)arg;
+	OPENSSL_cleanse((void *)(uintptr_t)data, len);
+	free((void *)(uintptr_t)data);
+}
+
+/* Queues the rewritten head OUT (it may hold secrets' values) toward the
+ * upstream by reference, so that the only copy is wiped once written. */
+static int
+mitm_send_wiped(struct bufferevent *to, struct buf *out)
+{
+	size_t len = buf_len(out);
+	char *copy = malloc(len > 0 ? len : 1);
+
+	if (copy == NULL)
+		return -1;
+	memcpy(copy, buf_data(out), len);
+	if (evbuffer_add_reference(bufferevent_get_output(to), copy, len, mitm_wipe_free,
+	    NULL) == -1) {
+		mitm_wipe_free(copy, len, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Why REQ may not go on at all, before any judge: NULL when it may. An
+ * HTTP/1.0 request with Transfer-Encoding is faulty framing a peer may
+ * read otherwise; an upgrade other than WebSocket's would carry requests
+ * no one judges; a target past what is judged and recorded is cut nowhere. */
+static const char *
+mitm_unfit(const uint8_t *head, const struct http_request *req, bool *websocket)
+{
+	*websocket = false;
+	if (req->version_minor == 0 && req->chunked)
+		return "http_1_0_chunked";
+	if (req->target.len >= MITM_TARGET_MAX_BYTES)
+		return "target_too_long";
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const struct http_header *h = &req->headers[i];
+
+		if (h->name.len != 7 || strncasecmp((const char *)head + h->name.off, "Upgrade", 7) != 0)
+			continue;
+		if (req->method != HTTP_METHOD_GET || h->value.len != 9 ||
+		    strncasecmp((const char *)head + h->value.off, "websocket", 9) != 0)
+			return "upgrade_not_allowed";
+		*websocket = true;
+	}
+	return NULL;
+}
+
 static void mitm_client_turn(struct mitm *m);
 
 /* The request REQ at the head of the client's input (HEAD, its bytes):
@@ -328,10 +390,6 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 	snprintf(method, sizeof(method), "%s", http_method_name(req->method));
 	snprintf(target, sizeof(target), "%.*s", (int)req->target.len, head + req->target.off);
 	m->head_request = req->method == HTTP_METHOD_HEAD;
-	m->upgrade = false;
-	for (size_t i = 0; i < req->nheaders; i++)
-		m->upgrade |= req->headers[i].name.len == 7 &&
-		    strncasecmp((const char *)head + req->headers[i].name.off, "Upgrade", 7) == 0;
 	if (m->upstream_failed != NULL) {
 		mitm_answer(m, 502, m->upstream_failed, method, target, true);
 		mitm_tell(m, method, target, m->upstream_failed, 502, 0);
@@ -343,6 +401,8 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 	/* The name asked in TLS is the one allowed: no other behind it. */
 	if (strcasecmp(req->host, m->host) != 0)
 		refused = "host_mismatch";
+	else if ((refused = mitm_unfit(head, req, &m->upgrade)) != NULL)
+		;
 	else if (m->hooks.judge != NULL)
 		refused = m->hooks.judge(m->hooks.arg, method, target);
 	if (refused == NULL) {
@@ -351,8 +411,9 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 		else if ((sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->host,
 		    (const char *)head, req->head_len, out, &which, &used)) != SECRETSUB_OK) {
 			refused = sr == SECRETSUB_MISUSE ? "secret_misuse" : "request_head_unreadable";
+		} else if (mitm_send_wiped(m->upstream, out) == -1) {
+			refused = "out_of_memory";
 		} else {
-			evbuffer_add(bufferevent_get_output(m->upstream), buf_data(out), buf_len(out));
 			m->up += req->head_len;
 		}
 		buf_free(out);
@@ -360,6 +421,13 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 	evbuffer_drain(in, req->head_len);
 	mitm_body_set(&m->body, req->chunked ? H1_BODY_CHUNKED : req->has_content_length &&
 	    req->content_length > 0 ? H1_BODY_LENGTH : H1_BODY_NONE, req->content_length);
+	if (refused != NULL && strcmp(refused, "http_1_0_chunked") == 0) {
+		/* Its body's end cannot be trusted: nothing after it is read. */
+		mitm_answer(m, 400, refused, method, target, true);
+		mitm_tell(m, method, target, refused, 400, 0);
+		mitm_close_after_write(m, refused);
+		return false;
+	}
 	if (refused != NULL) {
 		mitm_answer(m, 403, refused, method, target, false);
 		mitm_tell(m, method, target, refused, 403, 0);
@@ -454,6 +522,13 @@ mitm_client_turn(struct mitm *m)
 static void
 mitm_response_done(struct mitm *m)
 {
+	/* One request at a time: a byte past its response is no answer to
+	 * anything, and read as the next one's it would answer the wrong
+	 * request (a desync). */
+	if (evbuffer_get_length(bufferevent_get_input(m->upstream)) > 0) {
+		mitm_close_after_write(m, "upstream_desync");
+		return;
+	}
 	if (m->close_after) {
 		mitm_close_after_write(m, NULL);
 		return;
@@ -542,6 +617,8 @@ mitm_upstream_turn(struct mitm *m)
 			mitm_pace(m->upstream, m->client);
 			return;
 		} else {
+			if (len > 0 && (m->stage == MITM_REQ_HEAD || m->stage == MITM_SKIP_BODY))
+				mitm_close_after_write(m, "upstream_desync");
 			return;                 /* nothing is asked of it now */
 		}
 	}
@@ -719,16 +796,22 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	m->client_wire = bufferevent_get_output(under);
 	if ((m->wire_cb = evbuffer_add_cb(m->client_wire, mitm_on_wire_drained, m)) == NULL)
 		goto fail_nomem;
-	if ((m->client = bufferevent_openssl_filter_new(base, under, cs,
-	    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE)) == NULL)
-		goto fail_nomem;
+	/* Handed over whatever comes of it: on failure libevent may already
+	 * have freed them, and a leak when memory runs out beats a double free. */
+	m->client = bufferevent_openssl_filter_new(base, under, cs, BUFFEREVENT_SSL_ACCEPTING,
+	    BEV_OPT_CLOSE_ON_FREE);
 	under = NULL;
 	cs = NULL;
-	if ((m->upstream = bufferevent_openssl_socket_new(base, upstream_fd, us,
-	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE)) == NULL)
+	if (m->client == NULL) {
+		m->wire_cb = NULL;
 		goto fail_nomem;
+	}
+	m->upstream = bufferevent_openssl_socket_new(base, upstream_fd, us,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
 	upstream_fd = -1;
 	us = NULL;
+	if (m->upstream == NULL)
+		goto fail_nomem;
 	bufferevent_openssl_set_allow_dirty_shutdown(m->client, 1);
 	bufferevent_openssl_set_allow_dirty_shutdown(m->upstream, 1);
 	bufferevent_setwatermark(m->client, EV_READ, 0, MITM_BUFFER_MAX_BYTES);

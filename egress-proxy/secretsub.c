@@ -45,24 +45,21 @@ secretsub_random_like(char c, char *out)
 	return 0;
 }
 
-/* The length of VALUE's prefix: letters, then '_' or '-', repeated
- * ("github_pat_"), at most SECRETSUB_PREFIX_MAX. */
+/* The prefixes kept as they are: token formats tools check, and that say
+ * nothing of the value. Any other leading text is the value's own and is
+ * replaced like the rest (a password's first word is not a prefix). */
+static const char *const secretsub_prefixes[] = {
+	"github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "glpat-", "npm_", "pypi-",
+	"xoxb-", "xoxp-", "sk-", "hf_",
+};
+
 static size_t
 secretsub_prefix(const char *value)
 {
-	size_t end = 0, i = 0;
-
-	while (i < SECRETSUB_PREFIX_MAX) {
-		size_t start = i;
-
-		while (i < SECRETSUB_PREFIX_MAX && ((value[i] >= 'a' && value[i] <= 'z') ||
-		    (value[i] >= 'A' && value[i] <= 'Z')))
-			i++;
-		if (i == start || i >= SECRETSUB_PREFIX_MAX || (value[i] != '_' && value[i] != '-'))
-			break;
-		end = ++i;
-	}
-	return end;
+	for (size_t i = 0; i < sizeof(secretsub_prefixes) / sizeof(secretsub_prefixes[0]); i++)
+		if (strncmp(value, secretsub_prefixes[i], strlen(secretsub_prefixes[i])) == 0)
+			return strlen(secretsub_prefixes[i]);
+	return 0;
 }
 
 static bool

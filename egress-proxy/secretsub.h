@@ -22,8 +22,8 @@ struct buf;
 
 #define SECRETSUB_MAX 16                        /* secrets of one sandbox */
 #define SECRETSUB_VALUE_MAX_BYTES 4096
-#define SECRETSUB_PLACEHOLDER_MAX_BYTES (SECRETSUB_VALUE_MAX_BYTES + 1)
 #define SECRETSUB_RANDOM_MIN 24                 /* random characters in a placeholder, at least */
+#define SECRETSUB_PLACEHOLDER_MAX_BYTES (SECRETSUB_VALUE_MAX_BYTES + SECRETSUB_RANDOM_MIN + 1)
 #define SECRETSUB_PREFIX_MAX 16                 /* "github_pat_", "gho_", "pypi-": kept */
 #define SECRETSUB_HEAD_MAX_BYTES (64 * 1024)    /* a request head, rewritten */
 
@@ -38,8 +38,9 @@ struct secretsub_secret {
 	size_t nheaders;
 };
 
-/* A placeholder of VALUE's shape into OUT (SIZE bytes): its prefix (letters
- * ending in '_' or '-', as "gho_"), then for each character a random one
+/* A placeholder of VALUE's shape into OUT (SIZE bytes): its prefix when it
+ * is a known token format's ("gho_", "github_pat_", "pypi-"; any other
+ * leading text is the value's own), then for each character a random one
  * of its kind (digit, lower, upper; others kept), at least
  * SECRETSUB_RANDOM_MIN random ones (a shorter value gets a longer
  * placeholder). -1 when VALUE is empty, over the maximum, or holds bytes

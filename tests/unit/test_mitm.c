@@ -41,6 +41,7 @@
 #define VALUE "gho_REALVALUEREALVALUEREALVALUEREALVALUE"
 #define SEEN_MAX 8
 #define TEXT_MAX 8192
+#define MITM_TEST_LONG 3000             /* a target past what is judged (2048) */
 
 static const char *const hosts[] = { HOST };
 static const char *const auth[] = { "Authorization" };
@@ -430,6 +431,35 @@ test_h2_alone_gets_http_1_1(void **state)
 	assert_string_equal(bed.client_alpn_got, "http/1.1");
 }
 
+static void
+test_requests_no_judge_could_follow_are_refused(void **state)
+{
+	static const char h2c[] = "GET / HTTP/1.1\r\nHost: " HOST "\r\nUpgrade: h2c\r\n\r\n";
+	static const char ok[] = "GET /ok HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+	static const char old[] = "POST / HTTP/1.0\r\nHost: " HOST "\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
+	char *long_target = malloc(MITM_TEST_LONG + 80);
+
+	(void)state;
+	memcpy(long_target, "GET /", 5);
+	memset(long_target + 5, 'a', MITM_TEST_LONG);
+	snprintf(long_target + 5 + MITM_TEST_LONG, 70, " HTTP/1.1\r\nHost: " HOST "\r\n\r\n");
+	bed.requests[0] = h2c;
+	bed.requests[1] = long_target;
+	bed.requests[2] = ok;
+	bed.requests[3] = old;
+	bed.nrequests = 4;
+	run();
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"upgrade_not_allowed\""));
+	if (strstr(bed.answers[1], "\"reason\":\"target_too_long\"") == NULL)
+		fail_msg("answer 1: %.300s", bed.answers[1]);
+	assert_non_null(strstr(bed.answers[2], "\r\n\r\nok"));
+	assert_true(strncmp(bed.answers[3], "HTTP/1.1 400 ", 13) == 0);
+	assert_non_null(strstr(bed.answers[3], "http_1_0_chunked"));
+	assert_int_equal(bed.nseen, 1);
+	free(long_target);
+}
+
 int
 main(void)
 {
@@ -445,6 +475,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_an_unverified_upstream_is_a_502, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_h2_alone_gets_http_1_1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requests_no_judge_could_follow_are_refused, setup,
+		    teardown),
 	};
 
 	/* A test whose connection never ends fails, not hangs; a peer gone

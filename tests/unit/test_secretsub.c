@@ -94,6 +94,10 @@ test_a_placeholder_has_the_values_shape(void **state)
 	assert_true(strncmp(again, "github_pat_", 11) == 0);
 	assert_int_equal(secretsub_placeholder("pypi-AgEIcHlwaS5vcmcCJGE0", again, sizeof(again)), 0);
 	assert_true(strncmp(again, "pypi-", 5) == 0);
+	/* A value's own leading words are no prefix: nothing of them is kept. */
+	assert_int_equal(secretsub_placeholder("correct-horse-battery-staple", again,
+	    sizeof(again)), 0);
+	assert_true(strncmp(again, "correct", 7) != 0 && strstr(again, "horse") == NULL);
 }
 
 static void
