@@ -261,11 +261,14 @@ api_forward_list(struct daemon *d, const struct sandbox_caller *caller,
 
 /* --- ForwardConnect ---------------------------------------------------- */
 
-/* The opening record of C: allowed, or refused for REASON. */
+/* The opening record of C, under a new id: allowed, or refused for REASON. */
 static int
 forward_record_open(struct forward_conn *c, bool allowed, const char *reason)
 {
-	struct proxy_inbound_event e = {
+	struct proxy_inbound_event e;
+
+	c->id = ledger_next_id();
+	e = (struct proxy_inbound_event){
 		.id = c->id, .listen = c->listen, .port = (int)c->port, .pid = c->pid,
 		.decision = allowed ? LEDGER_DECISION_ALLOW : LEDGER_DECISION_DENY,
 		.ip = c->sandbox_fd != -1 || allowed ? forward_ips[c->target] : NULL,
@@ -361,6 +364,15 @@ forward_conn_refuse(struct forward_conn *c, const char *code, const char *messag
 	api_stream_refuse(bev, frames, code, message);
 }
 
+/* Refuses C before the relay for REASON (recorded) with the wire's CODE
+ * and MESSAGE. */
+static void
+forward_deny(struct forward_conn *c, const char *reason, const char *code, const char *message)
+{
+	(void)forward_record_open(c, false, reason);
+	forward_conn_refuse(c, code, message);
+}
+
 static void
 forward_on_relay_done(enum relay_end end, void *arg)
 {
@@ -452,11 +464,9 @@ forward_start_relay(struct forward_conn *c)
 static void
 forward_connected(struct forward_conn *c)
 {
-	c->id = ledger_next_id();
 	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0 ||
 	    frame_decoder_held(c->frames) > 0) {
-		(void)forward_record_open(c, false, "protocol");
-		forward_conn_refuse(c, WIRE_ERR_PROTOCOL,
+		forward_deny(c, "protocol", WIRE_ERR_PROTOCOL,
 		    "a forwarded connection's bytes may follow only its ok");
 		return;
 	}
@@ -477,11 +487,9 @@ forward_unreachable(struct forward_conn *c, const char *reason)
 {
 	char msg[FORWARD_MESSAGE_MAX_BYTES];
 
-	c->id = ledger_next_id();
-	(void)forward_record_open(c, false, reason);
 	snprintf(msg, sizeof(msg), "nothing in sandbox %.64s accepts on port %u of its loopback "
 	    "(%s)", c->sb->name, c->port, reason);
-	forward_conn_refuse(c, WIRE_ERR_UNAVAILABLE, msg);
+	forward_deny(c, reason, WIRE_ERR_UNAVAILABLE, msg);
 }
 
 static void forward_dial(struct forward_conn *c);
@@ -569,13 +577,25 @@ forward_connect_target(struct forward_conn *c)
 	}
 }
 
+/* The monitor made C no socket, for WHY: a refusal of its (the caller is
+ * not the sandbox's) reads as no such sandbox, as the broker's own does. */
+static void
+forward_no_socket(struct forward_conn *c, const char *why)
+{
+	char msg[FORWARD_MESSAGE_MAX_BYTES];
+
+	snprintf(msg, sizeof(msg), "no socket in sandbox %.64s: %s", c->sb->name,
+	    why != NULL ? why : "the monitor failed");
+	forward_deny(c, "no_socket", why != NULL && monitor_wire_refusal(why) ?
+	    WIRE_ERR_NOT_FOUND : WIRE_ERR_UNAVAILABLE, msg);
+}
+
 /* The monitor's answer: a socket in the sandbox's network, or why not. */
 static void
 forward_on_socket(int fd, const char *err, void *arg)
 {
 	struct forward_ask *ask = arg;
 	struct forward_conn *c = ask->c;
-	char msg[FORWARD_MESSAGE_MAX_BYTES];
 
 	free(ask);
 	if (c == NULL) {                /* it went meanwhile */
@@ -585,12 +605,7 @@ forward_on_socket(int fd, const char *err, void *arg)
 	}
 	c->ask = NULL;
 	if (fd == -1) {
-		snprintf(msg, sizeof(msg), "no socket in sandbox %.64s: %s", c->sb->name,
-		    err != NULL ? err : "the monitor failed");
-		c->id = ledger_next_id();
-		(void)forward_record_open(c, false, "no_socket");
-		forward_conn_refuse(c, err != NULL && strstr(err, "refused:") != NULL ?
-		    WIRE_ERR_NOT_FOUND : WIRE_ERR_UNAVAILABLE, msg);
+		forward_no_socket(c, err);
 		return;
 	}
 	c->sandbox_fd = fd;
@@ -603,7 +618,7 @@ forward_on_socket(int fd, const char *err, void *arg)
 static void
 forward_dial(struct forward_conn *c)
 {
-	char msg[FORWARD_MESSAGE_MAX_BYTES], *err = NULL;
+	char *err = NULL;
 	struct forward_ask *ask;
 
 	if (c->sandbox_fd != -1) {
@@ -618,12 +633,8 @@ forward_dial(struct forward_conn *c)
 	    forward_on_socket, ask, &err) == -1) {
 		c->ask = NULL;
 		free(ask);
-		snprintf(msg, sizeof(msg), "no socket in sandbox %.64s: %s", c->sb->name,
-		    err != NULL ? err : "the monitor failed");
+		forward_no_socket(c, err);
 		free(err);
-		c->id = ledger_next_id();
-		(void)forward_record_open(c, false, "no_socket");
-		forward_conn_refuse(c, WIRE_ERR_UNAVAILABLE, msg);
 	}
 }
 
@@ -676,7 +687,6 @@ api_forward_connect_attach(struct daemon *d, const struct sandbox_caller *caller
 		Corral__Ok ok = CORRAL__OK__INIT;
 
 		/* The CLI turned another user away: its word, recorded. */
-		c->id = ledger_next_id();
 		(void)forward_record_open(c, false, "not_owner");
 		resp.response_case = CORRAL__RESPONSE__RESPONSE_OK;
 		resp.ok = &ok;

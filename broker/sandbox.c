@@ -893,12 +893,12 @@ sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char 
 
 /* The monitor's answer: the sandbox it built (B), or why not. */
 /* The wire's code of a build the monitor did not make: its refusals of
- * what the caller may not have (a folder, a home, run_as) say "refused:"
- * and are permission_denied; anything else is the machine's failure. */
+ * what the caller may not have (a folder, a home, run_as) are
+ * permission_denied; anything else is the machine's failure. */
 static const char *
 sandbox_failure_code(const char *why)
 {
-	return why != NULL && strstr(why, "refused:") != NULL ? WIRE_ERR_PERMISSION :
+	return why != NULL && monitor_wire_refusal(why) ? WIRE_ERR_PERMISSION :
 	    WIRE_ERR_UNAVAILABLE;
 }
 

@@ -548,7 +548,10 @@ mitm_upstream_turn(struct mitm *m)
 	while (!m->ended) {
 		size_t len = evbuffer_get_length(in);
 
-		if (m->stage == MITM_RESP_HEAD) {
+		if (m->stage == MITM_RESP_HEAD || (m->stage == MITM_REQ_BODY && len > 0)) {
+			/* In REQ_BODY, a response before the request's body ended: a
+			 * 100, or an early final answer, after which it closes. */
+			bool early = m->stage == MITM_REQ_BODY;
 			size_t n = len < H1_RESPONSE_HEAD_MAX_BYTES ? len : H1_RESPONSE_HEAD_MAX_BYTES;
 			struct h1_response r;
 			enum h1_status st;
@@ -568,35 +571,13 @@ mitm_upstream_turn(struct mitm *m)
 			evbuffer_remove_buffer(in, out, r.head_len);
 			if (r.interim)
 				continue;
-			if (r.status == 101 && m->upgrade) {
+			if (!early && r.status == 101 && m->upgrade) {
 				m->stage = MITM_RAW;
 				bufferevent_enable(m->client, EV_READ);
 				mitm_client_turn(m);
 				continue;
 			}
-			m->close_after = r.close;
-			mitm_body_set(&m->body, r.body, r.length);
-			m->stage = MITM_RESP_BODY;
-		} else if (m->stage == MITM_REQ_BODY && len > 0) {
-			/* A response before the request's body ended: a 100, or an
-			 * early final answer, after which the connection closes. */
-			size_t n = len < H1_RESPONSE_HEAD_MAX_BYTES ? len : H1_RESPONSE_HEAD_MAX_BYTES;
-			struct h1_response r;
-			enum h1_status st = h1_response_parse(evbuffer_pullup(in, (ev_ssize_t)n), n,
-			    m->head_request, &r);
-
-			if (st == H1_NEED_MORE)
-				return;
-			if (st != H1_OK) {
-				mitm_answer(m, 502, "upstream_response_unreadable", "-", "-", true);
-				mitm_close_after_write(m, "upstream_response_unreadable");
-				return;
-			}
-			m->down += r.head_len;
-			evbuffer_remove_buffer(in, out, r.head_len);
-			if (r.interim)
-				continue;
-			m->close_after = true;
+			m->close_after = early || r.close;
 			mitm_body_set(&m->body, r.body, r.length);
 			m->stage = MITM_RESP_BODY;
 		} else if (m->stage == MITM_RESP_BODY) {

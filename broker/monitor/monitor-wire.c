@@ -485,6 +485,12 @@ bad:
 	return monitor_wire_bad();
 }
 
+bool
+monitor_wire_refusal(const char *why)
+{
+	return strstr(why, "refused:") != NULL;
+}
+
 void
 monitor_wire_text_encode(struct seqmsg *m, enum monitor_wire_type type, const char *text,
     int fd)

@@ -204,6 +204,10 @@ int monitor_wire_built_decode(struct seqmsg *m, struct monitor_built *b);
 /* A message of TYPE holding one text (FAILED, DESTROY, DONE with "" on
  * success, OWNER: then FD is attached, else -1) or a list of texts (REAP,
  * REAPED after a count). */
+/* Whether WHY, a FAILED's text, is the monitor's refusal of what the caller
+ * may not have ("refused: ...", "root X refused: ...") rather than a
+ * failure of the machine's. */
+bool monitor_wire_refusal(const char *why);
 void monitor_wire_text_encode(struct seqmsg *m, enum monitor_wire_type type,
     const char *text, int fd);
 /* *FD (may be NULL when none is expected) takes the attached descriptor. */
