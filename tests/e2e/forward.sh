@@ -119,6 +119,15 @@ out=$(tb_exec_host curl -sS --max-time 10 "http://$addr/index.html" 2>&1); rc=$?
 tap_result $? "nor does root, who is not the forward's user (curl $rc)" "$out"
 check_contains "the forward says whom it refused" "$(cat "$(tb_log f1)")" \
 	"refused a connection of uid $UID_X"
+# From inside the sandbox: the host's end of the forward is not there (its
+# loopback is the sandbox's own), nor through the gateway.
+hport=${addr##*:}
+gw=$(as_o sandbox get fw --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["network"]["gateway"])')
+out=$(as_o exec fw -- sh -c "curl -sS --max-time 5 http://127.0.0.1:$hport/index.html;
+	curl -sS --max-time 5 --noproxy '*' http://$gw:$hport/index.html" 2>&1)
+check_lacks "a sandbox process reaches the forward's host end neither on its loopback nor through the gateway" \
+	"$out" "hello from inside"
+
 # A flood of another user's connections: at most 10 a second are said and
 # recorded, the rest counted.
 before=$(records event=inbound sandbox=fw decision=deny reason=not_owner)
