@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -57,7 +58,7 @@
 #define SHELL_RETRY_MAX_MS 2000
 #define SHELL_SPARE_FAILS_MAX 4         /* lost in a row before the waiting run fails */
 #define SHELL_ZYGOTE_QUICK_MS 1000      /* a zygote that dies sooner is retried later */
-#define SHELL_STAT_BYTES 512            /* /proc/PID/stat, up to the parent's pid */
+#define SHELL_READY_BYTES 64            /* a spare's datagram before its run: READY */
 #define SHELL_NS_PER_MS 1000000
 #define SHELL_EXIT_BROKEN 1             /* the broker broke the protocol, or none is there */
 #define SHELL_EXIT_NO_DOMAIN 96         /* the zygote's child could not enter its domain */
@@ -173,6 +174,11 @@ shell_zygote_exec(const struct shell *sh, pid_t parent, int ctl)
 	 * across exec, and bash -c cannot undo it: runs would see EPIPE
 	 * where a pipeline's writer is meant to die (yes | head -1). */
 	signal(SIGPIPE, SIG_DFL);
+	/* SCHED_BATCH never preempts on waking: the zygote's clone of the
+	 * next spare waits for a free core instead of stalling the run in
+	 * flight and its report. Each spare is SCHED_OTHER again before it
+	 * says READY (shellbuiltin.c). */
+	(void)sched_setscheduler(0, SCHED_BATCH, &(struct sched_param){ .sched_priority = 0 });
 	/* J: the zygote and every run below it; scoped, so nothing in it can
 	 * signal this supervisor or reach an abstract socket outside. */
 	if (sh->abi >= 1 && ll_domain_only(sh->abi, LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX) == -1)
@@ -300,27 +306,14 @@ shell_spare_ask(struct shell *sh)
 	close(st[1]);
 }
 
-/* The parent pid of PID, from /proc/PID/stat; -1 when unknown. */
-static pid_t
-shell_parent_of(pid_t pid)
+/* True when PID is this process's child: waitid asks the kernel, and
+ * WNOWAIT leaves a zombie for shell_reap. */
+static bool
+shell_is_child(pid_t pid)
 {
-	char path[64], buf[SHELL_STAT_BYTES];
-	const char *p;
-	int fd, ppid = -1;
-	ssize_t n;
+	siginfo_t si;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* The command name may hold anything: the fields follow its last ')'. */
-	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return -1;
-	return (pid_t)ppid;
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
 }
 
 /* One datagram from the state socket FD into BUF, with its sender's pid
@@ -370,7 +363,7 @@ shell_recv_cred(int fd, char *buf, size_t size, pid_t *pid)
 static void
 shell_spare_on_state(struct shell *sh)
 {
-	char buf[SHELL_STAT_BYTES];
+	char buf[SHELL_READY_BYTES];
 	pid_t pid;
 	ssize_t n;
 
@@ -382,7 +375,7 @@ shell_spare_on_state(struct shell *sh)
 		/* Only the spare itself, the supervisor's own child, holds the
 		 * socket now; anything else is ignored. */
 		if (sh->spare.ready || n != 1 || buf[0] != SHELLINNER_READY || pid <= 0 ||
-		    pid == sh->zygote || shell_parent_of(pid) != getpid())
+		    pid == sh->zygote || !shell_is_child(pid))
 			continue;
 		sh->spare.ready = true;
 		sh->spare.pid = pid;

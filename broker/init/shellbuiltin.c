@@ -312,6 +312,8 @@ shellbuiltin_spare_start(const int fds[SHELLINNER_SPAWN_FDS])
 	 * descriptors, its output pipe among them. */
 	if (abi >= 1 && ll_domain_only(abi, 0) == -1)
 		_exit(SHELLBUILTIN_NO_DOMAIN);
+	/* The zygote's SCHED_BATCH (corral-shell.c) is not the run's. */
+	(void)sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ .sched_priority = 0 });
 	if (shellbuiltin_send(SHELLINNER_STATE_FD, SHELLINNER_READY, NULL, 0) == -1)
 		_exit(SHELLBUILTIN_LET_GO);
 	script = shellbuiltin_script(&out);

@@ -117,6 +117,11 @@ out=$(corral run s1 -- 'yes | head -1; echo "yes ended with ${PIPESTATUS[0]}"' 2
 check_eq "yes | head -1: yes dies of SIGPIPE, quietly" "y
 yes ended with 141" "$out"
 
+# --- A run is scheduled as any command (SCHED_OTHER, 0), though the zygote
+# that clones it is SCHED_BATCH (3).
+check_eq "a run's shell and its command are SCHED_OTHER" "0 0" \
+	"$(corral run s1 -- 'awk "{ printf \"%s \", \$41 }" /proc/$$/stat; awk "{ print \$41 }" /proc/self/stat')"
+
 # --- Timeouts, interrupts, a shell killed from inside.
 out=$(corral run --json --timeout 1 --id slow-1 s1 -- 'sleep 30')
 check "a run past its timeout is interrupted (timed_out, SIGINT)" python3 -c "
