@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -14,6 +15,7 @@
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/x509v3.h>
 
 #include "common/buf.h"
@@ -29,6 +31,8 @@
 #define MITM_METHOD_MAX_BYTES 16
 #define MITM_TARGET_MAX_BYTES 2048      /* as the ledger keeps it */
 #define MITM_TARGET_SHOWN_BYTES 256     /* in the proxy's own answers */
+#define MITM_ECHO_FORMS 4               /* a value's forms searched: plain, base64 at 3 alignments */
+#define MITM_ECHO_MAX (SECRETSUB_MAX * MITM_ECHO_FORMS)
 
 enum mitm_stage {
 	MITM_REQ_HEAD,                  /* reading the next request's head */
@@ -62,9 +66,26 @@ struct mitm {
 	const char *end;                /* why it ends (NULL: normally) */
 	bool ended;
 	bool head_request, upgrade, close_after;
+	bool answered;                  /* some of this response's bytes went back */
+	char method[MITM_METHOD_MAX_BYTES];     /* the request passed on, for a 504 */
+	char target[MITM_TARGET_SHOWN_BYTES + 1];
 	struct mitm_body body;
 	uint64_t up, down;
+	/* The secrets' values in the forms searched for in what comes back,
+	 * and the upstream's bytes waiting to be searched (NULL: no secret
+	 * may go to this host, nothing is searched). */
+	char *echo[MITM_ECHO_MAX];
+	size_t echo_len[MITM_ECHO_MAX], nechoes, echo_longest;
+	struct evbuffer *scan;
+	struct event *idle;
+	struct timeval active;          /* the last byte either way */
 };
+
+static struct timeval
+mitm_ms(unsigned ms)
+{
+	return (struct timeval){ ms / 1000, (suseconds_t)(ms % 1000) * 1000 };
+}
 
 /* --- Contexts ------------------------------------------------------------ */
 
@@ -208,7 +229,132 @@ mitm_free(struct mitm *m)
 		bufferevent_free(m->upstream);
 	if (m->finish != NULL)
 		event_free(m->finish);
+	if (m->idle != NULL)
+		event_free(m->idle);
+	if (m->scan != NULL)
+		evbuffer_free(m->scan);
+	for (size_t i = 0; i < m->nechoes; i++) {
+		OPENSSL_cleanse(m->echo[i], m->echo_len[i]);
+		free(m->echo[i]);
+	}
 	free(m);
+}
+
+/* --- Echoes of secrets -------------------------------------------------- */
+
+/* Keeps FORM (LEN bytes, malloc'd) among the forms searched for. */
+static int
+mitm_echo_add(struct mitm *m, char *form, size_t len)
+{
+	if (form == NULL || m->nechoes == MITM_ECHO_MAX) {
+		free(form);
+		return form == NULL ? -1 : 0;
+	}
+	m->echo[m->nechoes] = form;
+	m->echo_len[m->nechoes++] = len;
+	if (len > m->echo_longest)
+		m->echo_longest = len;
+	return 0;
+}
+
+/* VALUE's base64 where VALUE's byte SKIP starts a 3-byte group of a longer
+ * text (a Basic credential's "user:VALUE"): the characters that depend on
+ * VALUE's bytes alone, from there to its last whole group. */
+static char *
+mitm_echo_base64(const char *value, size_t skip, size_t *len)
+{
+	size_t vlen = strlen(value), n = vlen > skip ? (vlen - skip) / 3 * 3 : 0;
+	char *out;
+
+	*len = 0;
+	if (n == 0 || (out = malloc(n / 3 * 4 + 1)) == NULL)
+		return NULL;
+	*len = (size_t)EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)value + skip,
+	    (int)n);
+	return out;
+}
+
+/* The forms of every secret that may go to M's host; -1 out of memory. */
+static int
+mitm_echo_learn(struct mitm *m)
+{
+	const struct mitm_config *cfg = m->cfg;
+
+	for (size_t i = 0; i < cfg->nsecrets; i++) {
+		const struct secretsub_secret *sec = &cfg->secrets[i];
+		bool here = false;
+
+		for (size_t h = 0; h < sec->nhosts && !here; h++)
+			here = strcasecmp(sec->hosts[h], m->host) == 0;
+		if (!here)
+			continue;
+		if (mitm_echo_add(m, strdup(sec->value), strlen(sec->value)) == -1)
+			return -1;
+		for (size_t skip = 0; skip < 3; skip++) {
+			size_t len;
+			char *form = mitm_echo_base64(sec->value, skip, &len);
+
+			if (form != NULL && mitm_echo_add(m, form, len) == -1)
+				return -1;
+		}
+	}
+	if (m->nechoes > 0 && (m->scan = evbuffer_new()) == NULL)
+		return -1;
+	return 0;
+}
+
+/* The longest end of DATA (LEN bytes) that begins some form: bytes that
+ * wait for the next ones before they may go. */
+static size_t
+mitm_echo_partial(const struct mitm *m, const unsigned char *data, size_t len)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < m->nechoes; i++) {
+		size_t most = m->echo_len[i] - 1 < len ? m->echo_len[i] - 1 : len;
+
+		for (size_t k = most; k > keep; k--) {
+			if (memcmp(data + len - k, m->echo[i], k) == 0) {
+				keep = k;
+				break;
+			}
+		}
+	}
+	return keep;
+}
+
+/* Passes what the upstream sent, searched, to the sandbox; unless FINAL
+ * (the message ended) an end that may begin a value waits. False when a
+ * value was found: the connection ends and those bytes never go. */
+static bool
+mitm_scan_push(struct mitm *m, bool final)
+{
+	const unsigned char *data;
+	size_t len, keep;
+
+	if (m->scan == NULL || (len = evbuffer_get_length(m->scan)) == 0)
+		return !m->ended;
+	if ((data = evbuffer_pullup(m->scan, -1)) == NULL) {
+		mitm_end(m, "out_of_memory");
+		return false;
+	}
+	for (size_t i = 0; i < m->nechoes; i++) {
+		if (memmem(data, len, m->echo[i], m->echo_len[i]) != NULL) {
+			evbuffer_drain(m->scan, len);
+			mitm_end(m, "secret_echoed");
+			return false;
+		}
+	}
+	keep = final ? 0 : mitm_echo_partial(m, data, len);
+	evbuffer_remove_buffer(m->scan, bufferevent_get_output(m->client), len - keep);
+	return true;
+}
+
+/* Where the upstream's bytes go: searched first when a secret may be here. */
+static struct evbuffer *
+mitm_down(const struct mitm *m)
+{
+	return m->scan != NULL ? m->scan : bufferevent_get_output(m->client);
 }
 
 /* --- The proxy's own answers --------------------------------------------- */
@@ -221,10 +367,14 @@ mitm_answer(struct mitm *m, int status, const char *reason, const char *method,
 {
 	struct json *j = json_new(MITM_ANSWER_MAX_BYTES);
 	const char *body, *text = status == 403 ? "Forbidden" : status == 502 ? "Bad Gateway" :
-	    status == 431 ? "Request Header Fields Too Large" : "Bad Request";
+	    status == 504 ? "Gateway Timeout" : status == 431 ? "Request Header Fields Too Large" :
+	    "Bad Request";
 	char message[1024], shown[MITM_TARGET_SHOWN_BYTES + 1];
 	size_t len = 0;
 
+	/* What came back before it goes first (and may end the connection). */
+	if (!mitm_scan_push(m, true))
+		return;
 	/* The answer names the target, cut: it fits a small body whatever was sent. */
 	snprintf(shown, sizeof(shown), "%s", target);
 	target = shown;
@@ -236,8 +386,8 @@ mitm_answer(struct mitm *m, int status, const char *reason, const char *method,
 		return;
 	}
 	json_object_begin(j);
-	json_kv_string(j, "error", status == 403 ? "policy_denied" : status == 502 ?
-	    "upstream_failed" : "bad_request");
+	json_kv_string(j, "error", status == 403 ? "policy_denied" : status == 502 ||
+	    status == 504 ? "upstream_failed" : "bad_request");
 	json_kv_string(j, "host", m->host);
 	json_kv_string(j, "method", method);
 	json_kv_string(j, "path", target);
@@ -255,9 +405,9 @@ mitm_answer(struct mitm *m, int status, const char *reason, const char *method,
 
 static void
 mitm_tell(struct mitm *m, const char *method, const char *target, const char *refused,
-    int status, uint32_t used)
+    const char *secret, int status, uint32_t used)
 {
-	struct mitm_request r = { method, target, refused, status, used };
+	struct mitm_request r = { method, target, refused, secret, status, used };
 
 	if (m->hooks.request != NULL)
 		m->hooks.request(m->hooks.arg, &r);
@@ -392,7 +542,7 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 	m->head_request = req->method == HTTP_METHOD_HEAD;
 	if (m->upstream_failed != NULL) {
 		mitm_answer(m, 502, m->upstream_failed, method, target, true);
-		mitm_tell(m, method, target, m->upstream_failed, 502, 0);
+		mitm_tell(m, method, target, m->upstream_failed, NULL, 502, 0);
 		mitm_close_after_write(m, m->upstream_failed);
 		return false;
 	}
@@ -424,18 +574,27 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 	if (refused != NULL && strcmp(refused, "http_1_0_chunked") == 0) {
 		/* Its body's end cannot be trusted: nothing after it is read. */
 		mitm_answer(m, 400, refused, method, target, true);
-		mitm_tell(m, method, target, refused, 400, 0);
+		mitm_tell(m, method, target, refused, NULL, 400, 0);
 		mitm_close_after_write(m, refused);
 		return false;
 	}
 	if (refused != NULL) {
 		mitm_answer(m, 403, refused, method, target, false);
-		mitm_tell(m, method, target, refused, 403, 0);
+		mitm_tell(m, method, target, refused,
+		    strcmp(refused, "secret_misuse") == 0 ? which : NULL, 403, 0);
 		m->stage = MITM_SKIP_BODY;
 		return true;
 	}
-	mitm_tell(m, method, target, NULL, 0, used);
+	mitm_tell(m, method, target, NULL, NULL, 0, used);
 	m->stage = MITM_REQ_BODY;
+	m->answered = false;
+	snprintf(m->method, sizeof(m->method), "%s", method);
+	snprintf(m->target, sizeof(m->target), "%.*s", MITM_TARGET_SHOWN_BYTES, target);
+	if (m->cfg->response_ms > 0) {
+		struct timeval tv = mitm_ms(m->cfg->response_ms);
+
+		bufferevent_set_timeouts(m->upstream, &tv, NULL);
+	}
 	return true;
 }
 
@@ -533,6 +692,7 @@ mitm_response_done(struct mitm *m)
 		mitm_close_after_write(m, NULL);
 		return;
 	}
+	bufferevent_set_timeouts(m->upstream, NULL, NULL);
 	m->stage = MITM_REQ_HEAD;
 	bufferevent_enable(m->client, EV_READ);
 	mitm_client_turn(m);
@@ -542,7 +702,7 @@ static void
 mitm_upstream_turn(struct mitm *m)
 {
 	struct evbuffer *in = bufferevent_get_input(m->upstream);
-	struct evbuffer *out = bufferevent_get_output(m->client);
+	struct evbuffer *out = mitm_down(m);
 	bool broken = false;
 
 	while (!m->ended) {
@@ -569,10 +729,17 @@ mitm_upstream_turn(struct mitm *m)
 			}
 			m->down += r.head_len;
 			evbuffer_remove_buffer(in, out, r.head_len);
-			if (r.interim)
+			if (r.interim) {
+				if (!mitm_scan_push(m, true))
+					return;
 				continue;
+			}
+			m->answered = true;
 			if (!early && r.status == 101 && m->upgrade) {
+				if (!mitm_scan_push(m, true))
+					return;
 				m->stage = MITM_RAW;
+				bufferevent_set_timeouts(m->upstream, NULL, NULL);
 				bufferevent_enable(m->client, EV_READ);
 				mitm_client_turn(m);
 				continue;
@@ -587,6 +754,8 @@ mitm_upstream_turn(struct mitm *m)
 				mitm_end(m, "upstream_body_framing");
 				return;
 			}
+			if (!mitm_scan_push(m, whole))
+				return;
 			mitm_pace(m->upstream, m->client);
 			if (!whole)
 				return;
@@ -595,6 +764,8 @@ mitm_upstream_turn(struct mitm *m)
 		} else if (m->stage == MITM_RAW) {
 			m->down += len;
 			evbuffer_add_buffer(out, in);
+			if (!mitm_scan_push(m, false))
+				return;
 			mitm_pace(m->upstream, m->client);
 			return;
 		} else {
@@ -607,10 +778,18 @@ mitm_upstream_turn(struct mitm *m)
 
 /* --- Events -------------------------------------------------------------- */
 
+/* A byte moved: the idle time starts again. */
+static void
+mitm_touch(struct mitm *m)
+{
+	event_base_gettimeofday_cached(m->base, &m->active);
+}
+
 static void
 mitm_on_client_read(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
+	mitm_touch(arg);
 	mitm_client_turn(arg);
 }
 
@@ -618,7 +797,28 @@ static void
 mitm_on_upstream_read(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
+	mitm_touch(arg);
 	mitm_upstream_turn(arg);
+}
+
+/* The idle timer: ends M when neither side moved a byte for idle_ms,
+ * else waits for the rest of that time. */
+static void
+mitm_on_idle(evutil_socket_t fd, short what, void *arg)
+{
+	struct mitm *m = arg;
+	struct timeval now, idle = mitm_ms(m->cfg->idle_ms), due, left;
+
+	(void)fd;
+	(void)what;
+	event_base_gettimeofday_cached(m->base, &now);
+	timeradd(&m->active, &idle, &due);
+	if (!timercmp(&now, &due, <)) {
+		mitm_end(m, "idle_timeout");
+		return;
+	}
+	timersub(&due, &now, &left);
+	evtimer_add(m->idle, &left);
 }
 
 /* A side drained what it held: the other may be read again. */
@@ -675,23 +875,38 @@ mitm_on_upstream_event(struct bufferevent *bev, short what, void *arg)
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
 
 	if (what & BEV_EVENT_CONNECTED) {
+		/* The handshake's deadline only: each response has its own. */
+		bufferevent_set_timeouts(bev, NULL, NULL);
 		m->upstream_up = true;
 		mitm_client_turn(m);
 		return;
 	}
 	if (!m->upstream_up) {
 		/* Said to the sandbox in its protocol, at its first request. */
-		m->upstream_failed = ssl != NULL && SSL_get_verify_result(ssl) != X509_V_OK ?
+		m->upstream_failed = (what & BEV_EVENT_TIMEOUT) ? "upstream_handshake_timeout" :
+		    ssl != NULL && SSL_get_verify_result(ssl) != X509_V_OK ?
 		    "upstream_certificate" : "upstream_tls_failed";
 		ERR_clear_error();
 		bufferevent_disable(bev, EV_READ | EV_WRITE);
 		mitm_client_turn(m);
 		return;
 	}
-	if ((what & BEV_EVENT_EOF) && m->stage == MITM_RESP_BODY &&
-	    m->body.kind == H1_BODY_UNTIL_CLOSE) {
+	if (what & BEV_EVENT_TIMEOUT) {
+		/* A response that never began is answered; one cut short ends. */
+		if (!m->answered && (m->stage == MITM_RESP_HEAD || m->stage == MITM_REQ_BODY)) {
+			mitm_answer(m, 504, "upstream_response_timeout", m->method, m->target, true);
+			mitm_close_after_write(m, "upstream_response_timeout");
+		} else {
+			mitm_end(m, "upstream_response_timeout");
+		}
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && (m->stage == MITM_RAW || (m->stage == MITM_RESP_BODY &&
+	    m->body.kind == H1_BODY_UNTIL_CLOSE))) {
+		/* The end of what it sends: all of it reaches the sandbox first. */
 		mitm_upstream_turn(m);
-		mitm_close_after_write(m, NULL);
+		if (mitm_scan_push(m, true))
+			mitm_close_after_write(m, NULL);
 		return;
 	}
 	if ((what & BEV_EVENT_EOF) && m->stage == MITM_REQ_HEAD) {
@@ -765,7 +980,10 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	m->hooks = *hooks;
 	snprintf(m->host, sizeof(m->host), "%s", host);
 	if ((m->finish = evtimer_new(base, mitm_on_finish, m)) == NULL ||
-	    (cs = mitm_client_ssl(cfg, host, err)) == NULL ||
+	    (cfg->idle_ms > 0 && (m->idle = evtimer_new(base, mitm_on_idle, m)) == NULL) ||
+	    mitm_echo_learn(m) == -1)
+		goto fail_nomem;
+	if ((cs = mitm_client_ssl(cfg, host, err)) == NULL ||
 	    (us = mitm_upstream_ssl(cfg, m->host, err)) == NULL)
 		goto fail;
 	/* The bytes already read (a ClientHello) are the TLS layer's first. */
@@ -802,6 +1020,13 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	bufferevent_setcb(m->upstream, mitm_on_upstream_read, mitm_on_upstream_write,
 	    mitm_on_upstream_event, m);
 	bufferevent_set_timeouts(m->client, &handshake, NULL);
+	bufferevent_set_timeouts(m->upstream, &handshake, &handshake);
+	if (m->idle != NULL) {
+		struct timeval idle = mitm_ms(cfg->idle_ms);
+
+		mitm_touch(m);
+		evtimer_add(m->idle, &idle);
+	}
 	bufferevent_enable(m->client, EV_READ | EV_WRITE);
 	bufferevent_enable(m->upstream, EV_READ | EV_WRITE);
 	return m;

@@ -9,6 +9,13 @@
  * next, so that an answer of the proxy's own (403, 502) takes its place
  * among the responses. A 101 turns both ways into a raw relay (WebSocket).
  *
+ * What the upstream sends back is searched for the real value of every
+ * secret that may go to this host, plain and as base64 at each of its three
+ * alignments (a Basic credential echoed): a response that holds one ends
+ * the connection ("secret_echoed") before those bytes reach the sandbox.
+ * The last bytes of a message that could begin a value wait for the next
+ * ones, so not even a value's first characters get through.
+ *
  * ALPN offers http/1.1 only, on both sides, until HTTP/2 is read here:
  * a client that asks for h2 alone gets HTTP/1.1, as TLS lets it.
  *
@@ -37,6 +44,8 @@ struct mitm_config {
 	SSL_CTX *upstream_ctx;                  /* toward the upstream: mitm_upstream_ctx_new() */
 	const struct secretsub_secret *secrets;
 	size_t nsecrets;
+	unsigned idle_ms;                       /* no byte either way this long: closed (0: never) */
+	unsigned response_ms;                   /* a response's bytes stop this long: 504 or closed (0: never) */
 };
 
 /* One request, as the ledger records it. */
@@ -44,6 +53,7 @@ struct mitm_request {
 	const char *method;
 	const char *target;                     /* as sent: path and query */
 	const char *refused;                    /* the reason it was answered by the proxy, or NULL */
+	const char *secret;                     /* with "secret_misuse": whose placeholder it was */
 	int status;                             /* the proxy's answer's status, or 0 */
 	uint32_t secrets_used;                  /* bit i: secrets[i] swapped in */
 };

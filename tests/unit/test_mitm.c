@@ -10,7 +10,10 @@
  * judge refuses gets a 403 in its place and the next request on the same
  * connection passes; a placeholder where it may not go is refused and
  * never reaches the upstream; chunked bodies both ways; an upstream whose
- * certificate does not verify is a 502 naming it; h2 alone gets HTTP/1.1. */
+ * certificate does not verify is a 502 naming it; h2 alone gets HTTP/1.1;
+ * the value echoed back (plain, cut across two records, or as a Basic
+ * credential's base64) ends the connection with none of it delivered; a
+ * response that never comes is a 504; an idle connection is closed. */
 #include "config.h"
 
 #include <pthread.h>
@@ -39,6 +42,8 @@
 
 #define HOST "api.example.test"
 #define VALUE "gho_REALVALUEREALVALUEREALVALUEREALVALUE"
+/* base64 of "x:" VALUE */
+#define VALUE_BASIC "eDpnaG9fUkVBTFZBTFVFUkVBTFZBTFVFUkVBTFZBTFVFUkVBTFZBTFVF"
 #define SEEN_MAX 8
 #define TEXT_MAX 8192
 #define MITM_TEST_LONG 3000             /* a target past what is judged (2048) */
@@ -71,6 +76,8 @@ struct bed {
 	const char *done_why;
 	bool done;
 	unsigned requests_told, refused_told;
+	char misused[16];               /* the secret a misuse named */
+	bool client_rests;              /* with no requests: waits for the mitm's close */
 };
 
 static struct bed bed;
@@ -98,6 +105,8 @@ on_request(void *arg, const struct mitm_request *r)
 
 	b->requests_told++;
 	b->refused_told += r->refused != NULL;
+	if (r->secret != NULL)
+		snprintf(b->misused, sizeof(b->misused), "%s", r->secret);
 }
 
 static void
@@ -176,6 +185,8 @@ client_main(void *arg)
 			if (!read_message(ssl, b->answers[i], TEXT_MAX))
 				break;
 		}
+		if (b->client_rests)
+			(void)SSL_read(ssl, b->answers[0], 1);
 	} else {
 		b->client_verify = SSL_get_verify_result(ssl);
 	}
@@ -186,8 +197,22 @@ client_main(void *arg)
 	return NULL;
 }
 
+static void __attribute__((format(printf, 2, 3)))
+upstream_write(SSL *ssl, const char *fmt, ...)
+{
+	char text[TEXT_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	SSL_write(ssl, text, n);
+}
+
 /* The upstream: answers each request with a 200 whose body is "ok", or a
- * chunked one for a path that asks for it. */
+ * chunked one for a path that asks for it; /echo and /echo64 send the
+ * secret's value back, /silent nothing. */
 static void *
 upstream_main(void *arg)
 {
@@ -203,12 +228,28 @@ upstream_main(void *arg)
 	SSL_set_fd(ssl, b->upstream_fd);
 	if (SSL_accept(ssl) == 1) {
 		while (b->nseen < SEEN_MAX && read_message(ssl, b->seen[b->nseen], TEXT_MAX)) {
-			const char *reply = strstr(b->seen[b->nseen], " /chunked ") != NULL ?
-			    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-			    "3\r\nabc\r\n0\r\n\r\n" : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+			const char *seen = b->seen[b->nseen++];
 
-			b->nseen++;
-			SSL_write(ssl, reply, (int)strlen(reply));
+			if (strstr(seen, " /silent ") != NULL)
+				continue;
+			if (strstr(seen, " /echo ") != NULL) {
+				/* The value cut in two records: its first half must not
+				 * get through while the second is awaited. */
+				upstream_write(ssl, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n"
+				    "saw %.20s", strlen("saw " VALUE), VALUE);
+				usleep(50000);
+				upstream_write(ssl, "%s", VALUE + 20);
+				continue;
+			}
+			if (strstr(seen, " /echo64 ") != NULL) {
+				/* base64("x:" VALUE), as a Basic credential echoed back */
+				upstream_write(ssl, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%s",
+				    strlen(VALUE_BASIC), VALUE_BASIC);
+				continue;
+			}
+			upstream_write(ssl, "%s", strstr(seen, " /chunked ") != NULL ?
+			    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+			    "3\r\nabc\r\n0\r\n\r\n" : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
 		}
 	}
 	SSL_free(ssl);
@@ -361,6 +402,7 @@ test_a_misused_placeholder_never_reaches_the_upstream(void **state)
 	assert_int_equal(bed.nseen, 1);
 	assert_true(strncmp(bed.seen[0], "GET /b ", 7) == 0);
 	assert_non_null(strstr(bed.answers[0], "\"reason\":\"secret_misuse\""));
+	assert_string_equal(bed.misused, "gh");
 	free(misused);
 	free(after);
 }
@@ -460,6 +502,62 @@ test_requests_no_judge_could_follow_are_refused(void **state)
 	free(long_target);
 }
 
+static void
+test_a_value_echoed_back_never_reaches_the_client(void **state)
+{
+	char *echo = request_with("/echo", "Authorization");
+
+	(void)state;
+	bed.requests[0] = echo;
+	bed.nrequests = 1;
+	run();
+	assert_string_equal(bed.done_why, "secret_echoed");
+	assert_int_equal(bed.nseen, 1);
+	/* Not even the half that came first. */
+	assert_null(strstr(bed.answers[0], "REALVALUE"));
+	free(echo);
+}
+
+static void
+test_a_value_echoed_as_base64_never_reaches_the_client(void **state)
+{
+	char *echo = request_with("/echo64", "Authorization");
+
+	(void)state;
+	bed.requests[0] = echo;
+	bed.nrequests = 1;
+	run();
+	assert_string_equal(bed.done_why, "secret_echoed");
+	assert_null(strstr(bed.answers[0], "eDpnaG9f"));
+	free(echo);
+}
+
+static void
+test_a_response_that_never_comes_is_a_504(void **state)
+{
+	char *silent = request_with("/silent", "Authorization");
+
+	(void)state;
+	bed.cfg.response_ms = 200;
+	bed.requests[0] = silent;
+	bed.nrequests = 1;
+	run();
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 504 ", 13) == 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"upstream_response_timeout\""));
+	assert_string_equal(bed.done_why, "upstream_response_timeout");
+	free(silent);
+}
+
+static void
+test_an_idle_connection_is_closed(void **state)
+{
+	(void)state;
+	bed.cfg.idle_ms = 200;
+	bed.client_rests = true;
+	run();
+	assert_string_equal(bed.done_why, "idle_timeout");
+}
+
 int
 main(void)
 {
@@ -477,6 +575,13 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_h2_alone_gets_http_1_1, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requests_no_judge_could_follow_are_refused, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_a_value_echoed_back_never_reaches_the_client,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_value_echoed_as_base64_never_reaches_the_client,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_response_that_never_comes_is_a_504, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_an_idle_connection_is_closed, setup, teardown),
 	};
 
 	/* A test whose connection never ends fails, not hangs; a peer gone
