@@ -83,6 +83,7 @@ struct config {
 	struct policy_cidr *allow_cidrs;
 	size_t nallow_cidrs;
 	struct proxy_limits egress;     /* egress: its timeouts, header and tunnel limits */
+	char *upstream_ca_file;         /* egress.upstream_ca_file: PEM trusted for upstreams too, or NULL */
 	struct config_credential *credentials;
 	size_t ncredentials;
 	struct grant *grants;           /* the same, as grant_find reads them */

@@ -109,6 +109,7 @@ struct raw_config {
 	const struct yamltree_node *machine_id, *max_sandboxes, *user, *ledger_group;
 	const struct yamltree_node *network, *pool, *dns, *upstream;
 	const struct yamltree_node *egress, *allow_cidrs, *connect_timeout, *idle_timeout;
+	const struct yamltree_node *upstream_ca_file;
 	const struct yamltree_node *tunnels_per_sandbox, *handshake_timeout, *header_max, *tunnels;
 	const struct yamltree_node *credentials;
 	const struct yamltree_node *per_user, *limits, *lim[LIMITS_N], *lim_max, *max[LIMITS_N];
@@ -163,6 +164,7 @@ static const struct yamltree_field config_egress_fields[] = {
 	{ "handshake_timeout_ms", YAMLTREE_SCALAR, RAW(handshake_timeout), false, NULL },
 	{ "header_max_bytes", YAMLTREE_SCALAR, RAW(header_max), false, NULL },
 	{ "max_tunnels", YAMLTREE_SCALAR, RAW(tunnels), false, NULL },
+	{ "upstream_ca_file", YAMLTREE_SCALAR, RAW(upstream_ca_file), false, NULL },
 };
 
 static const struct yamltree_field config_limits_fields[] = {
@@ -256,6 +258,8 @@ static const struct config_path_key config_path_keys[] = {
 	{ "profiles_dir", RAW(profiles_dir), CFG(profiles_dir), CONFIG_PATH_MAX_BYTES },
 	{ "host_proxy.policy", RAW(policy), CFG(host_proxy.policy), CONFIG_PATH_MAX_BYTES },
 	{ "host_proxy.cgroup", RAW(cgroup), CFG(host_proxy.cgroup), CONFIG_PATH_MAX_BYTES },
+	{ "egress.upstream_ca_file", RAW(upstream_ca_file), CFG(upstream_ca_file),
+	  CONFIG_PATH_MAX_BYTES },
 };
 
 /* ---- pass 2: the tree's shape (pass 1 is yamltree_parse()) ---- */
@@ -1123,6 +1127,7 @@ config_free(struct config *c)
 	if (c == NULL)
 		return;
 	free(c->socket);
+	free(c->upstream_ca_file);
 	free(c->state_dir);
 	free(c->log_dir);
 	free(c->profiles_dir);

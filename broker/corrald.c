@@ -406,6 +406,10 @@ corrald_start_proxy(struct daemon *d)
 	if ((d->proxy = proxy_new(d->base, d->resolver, d->ledger, d->addrs,
 	    &d->cfg->egress)) == NULL)
 		fatalx("out of memory");
+	/* What upstreams of terminated endpoints are verified against: a CA
+	 * file that does not load stops the start, it is not left out. */
+	if (proxy_set_tls(d->proxy, d->cfg->upstream_ca_file, &err) == -1)
+		fatalx("cannot terminate TLS (egress.upstream_ca_file): %s", err);
 	if (d->cfg->host_proxy.enabled && daemon_host_proxy_start(d) == -1)
 		exit(1);
 }

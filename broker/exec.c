@@ -497,6 +497,13 @@ exec_proc_free(struct exec_proc *p)
 	free(p);
 }
 
+/* Where tools look for their trust bundle, each: OpenSSL and Python's
+ * ssl, requests, node (added to its own), git, curl, pip, cargo, the AWS
+ * tools. */
+static const char *const exec_ca_vars[] = { "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
+	"NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE", "PIP_CERT", "CARGO_HTTP_CAINFO",
+	"AWS_CA_BUNDLE" };
+
 char **
 exec_env_new(const char *gateway, const char *home, const char *const *extra)
 {
@@ -517,6 +524,10 @@ exec_env_new(const char *gateway, const char *home, const char *const *extra)
 	xasprintf(&env[n++], "HOME=%s", home);
 	env[n++] = xstrdup("PATH=" EXEC_PATH);
 	env[n++] = xstrdup("LANG=C.UTF-8");
+	/* The trust bundle inside (the system's and the sandbox's CA), for
+	 * the tools that read a variable rather than the system's path. */
+	for (i = 0; i < sizeof(exec_ca_vars) / sizeof(exec_ca_vars[0]); i++)
+		xasprintf(&env[n++], "%s=%s", exec_ca_vars[i], INITPROTO_CA_BUNDLE_PATH);
 	for (i = 0; i < n_extra; i++)
 		env[n++] = xstrdup(extra[i]);
 	return env;

@@ -23,7 +23,7 @@
 #include "common/limits.h"
 
 #define EXEC_PATH "/usr/local/bin:/usr/bin:/bin"
-#define EXEC_ENV_BASE_MAX 16            /* entries exec_env_new writes */
+#define EXEC_ENV_BASE_MAX 24            /* entries exec_env_new writes */
 
 struct event_base;
 struct exec_channel;

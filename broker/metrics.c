@@ -28,6 +28,7 @@ struct broker_metrics {
 	struct metric_series *ledger_queued, *ledger_refused, *bytes_up, *bytes_down;
 	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle, *runs, *bypass;
 	struct metric_family *inbound;
+	struct metric_family *requests;
 	struct metric_series *create_seconds, *monitor_seconds;
 	uint64_t ledger_refused_seen;   /* the ledger's count at the last render */
 	struct metric_series *bypass_lost;
@@ -97,6 +98,9 @@ metrics_on_record(const struct ledger_record *rec, bool written, void *arg)
 	case LEDGER_EVENT_INBOUND:
 		if (rec->decision != LEDGER_DECISION_NONE)      /* the opening record */
 			metric_add(metric_series(bm->inbound, decision, metrics_label(rec->reason)), 1);
+		break;
+	case LEDGER_EVENT_REQUEST:
+		metric_add(metric_series(bm->requests, decision, metrics_label(rec->reason)), 1);
 		break;
 	}
 }
@@ -170,6 +174,9 @@ metrics_families(struct broker_metrics *bm)
 	bm->inbound = metrics_counter(m, "corral_inbound_connections_total",
 	    "Connections from the host through corral forward, by decision and reason.",
 	    "decision,reason");
+	bm->requests = metrics_counter(m, "corral_requests_total",
+	    "HTTP requests on connections whose TLS the proxy terminates, by decision and "
+	    "reason.", "decision,reason");
 	bm->runs = metrics_counter(m, "corral_runs_total",
 	    "Shell runs that ended, by outcome: exited, signaled, timed_out, failed.", "outcome");
 	bm->lifecycle = metrics_counter(m, "corral_lifecycle_events_total",

@@ -33,6 +33,7 @@
 #include "common/xmalloc.h"
 #include "egress-proxy/exetrust.h"
 #include "egress-proxy/proxy.h"
+#include "egress-proxy/tlsca.h"
 #include "policy/caller.h"
 #include "policy/load.h"
 #include "policy/name.h"
@@ -54,6 +55,8 @@ struct sandbox_plan {
 	struct policy *policy;
 	int slot;
 	char grant_home[PATH_MAX];      /* where --grant copies from */
+	struct tlsca *ca;               /* its CA, until its tenant takes it */
+	char *ca_pem;                   /* the CA's certificate, trusted inside */
 	struct render_grant grants[CORRAL_GRANTS_MAX];
 	size_t ngrants;
 	struct limits_value limits[LIMITS_N];
@@ -551,9 +554,9 @@ sandbox_run_of(void *arg, pid_t pid, const pid_t *ancestors, size_t n)
  * gateway, clients only from the sandbox's own address. */
 static int
 sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
-    struct monitor_built *b, char **err)
+    struct sandbox_plan *p, struct monitor_built *b, char **err)
 {
-	struct proxy_tenant_info info = { .name = sb->name,
+	struct proxy_tenant_info info = { .name = sb->name, .ca = p->ca,
 	    .session_id = sb->session_id[0] != '\0' ? sb->session_id : NULL,
 	    .agent = sb->agent[0] != '\0' ? sb->agent : NULL, .owner = sb->owner,
 	    .owner_tunnels = sb->owner == 0 ? 0 : d->cfg->shares.tunnels,
@@ -564,6 +567,7 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 	int rc;
 
 	sb->daemon = d;
+	p->ca = NULL;           /* the tenant's, whatever happens */
 	if ((sb->tenant = proxy_tenant_new(d->proxy, &info, policy)) == NULL) {
 		reason_set(err, "out of memory");
 		return -1;
@@ -721,6 +725,7 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->grant_home = req->n_grants > 0 ? p->grant_home : NULL;
 	mc->grants = (const char *const *)req->grants;
 	mc->n_grants = req->n_grants;
+	mc->ca_pem = p->ca_pem;
 }
 
 _Static_assert(POLICY_UNIX_SOCKETS_MAX <= MONITOR_SOCKETS_MAX &&
@@ -835,7 +840,7 @@ sandbox_adopt(struct daemon *d, struct sandbox_plan *p, struct monitor_built *b,
 	sandbox_socket_env(sb, p->policy);
 	policy = p->policy;
 	p->policy = NULL;       /* the tenant takes it */
-	if (sandbox_tenant(d, sb, policy, b, err) == -1)
+	if (sandbox_tenant(d, sb, policy, p, b, err) == -1)
 		goto fail;
 	sb->channel = exec_channel_new(d->base, b->channel_fd, sandbox_on_channel_lost, sb);
 	b->channel_fd = -1;
@@ -887,6 +892,8 @@ sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char 
 		registry_remove(c->d->registry, c->plan.name, NULL);
 	c->done(c->d, sb, code, err != NULL ? err : "the sandbox could not be created", c->arg);
 	policy_free(c->plan.policy);
+	tlsca_free(c->plan.ca);
+	free(c->plan.ca_pem);
 	corral__sandbox_create__free_unpacked(c->req, NULL);
 	free(c);
 }
@@ -979,6 +986,14 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	code = WIRE_ERR_UNAVAILABLE;
 	if (!d->sandboxes_ok) {
 		reason_set(&err, "sandboxes cannot be built here: %s", d->monitor_why);
+		goto refused;
+	}
+	/* Its CA, for the endpoints the proxy terminates: the certificate
+	 * goes into the trust bundle inside, the key stays here. */
+	if ((c->plan.ca = tlsca_new(c->plan.name, &err)) == NULL ||
+	    (c->plan.ca_pem = tlsca_cert_pem(c->plan.ca)) == NULL) {
+		if (err == NULL)
+			reason_set(&err, "out of memory");
 		goto refused;
 	}
 	sandbox_monitor_request(d, &c->plan, &mc);

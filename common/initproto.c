@@ -71,6 +71,7 @@ initproto_spec_encode(struct seqmsg *m, const struct initproto_spec *s)
 	seqmsg_put_str(m, s->home);
 	seqmsg_put_str(m, s->workdir);
 	seqmsg_put_str(m, s->runtime);
+	seqmsg_put_str(m, s->ca_pem != NULL ? s->ca_pem : "");
 	seqmsg_put_u32(m, s->tmp_mib);
 	seqmsg_put_u32(m, (uint32_t)s->n_roots);
 	for (i = 0; i < s->n_roots; i++) {
@@ -95,6 +96,7 @@ initproto_spec_decode(struct seqmsg *m, struct initproto_spec *s)
 	    seqmsg_get_str(m, &s->home) == -1 ||
 	    seqmsg_get_str(m, &s->workdir) == -1 ||
 	    seqmsg_get_str(m, &s->runtime) == -1 ||
+	    seqmsg_get_str(m, &s->ca_pem) == -1 ||
 	    seqmsg_get_u32(m, &s->tmp_mib) == -1 || s->tmp_mib == 0 ||
 	    seqmsg_get_u32(m, &n) == -1 || n > CORRAL_ROOTS_MAX)
 		goto bad;

@@ -49,6 +49,9 @@
 #define INITPROTO_READY_SECCOMP 0x1u            /* READY: the workload filter applies */
 #define INITPROTO_SOCKETS_MAX 16                /* host sockets bound into one sandbox */
 #define INITPROTO_SOCKETS_DIR "/run/corral/sockets"     /* where, inside, read-only */
+/* The trust bundle inside: the system's and the sandbox CA's certificate
+ * (the spec's ca_pem), which the variables of every command name. */
+#define INITPROTO_CA_BUNDLE_PATH "/run/corral/ca-bundle.pem"
 #define INITPROTO_SOCKET_NAME_MAX_BYTES 64      /* a socket's name there */
 #define INITPROTO_UNIX_TEXT_MAX_BYTES 1024      /* each text of a UNIX report, NUL included */
 #define INITPROTO_UNIX_ALLOW 1                  /* UNIX: a listed socket was connected */
@@ -77,6 +80,7 @@ struct initproto_spec {
 	const char *home;                       /* HOME, at its own path */
 	const char *workdir;                    /* default cwd of commands */
 	const char *runtime;                    /* corral's runtime folder, or "" */
+	const char *ca_pem;                     /* the sandbox CA's certificate, or "" */
 	uint32_t tmp_mib;                       /* size of /tmp and of /dev/shm, each */
 	size_t n_roots;
 	const char *root_path[CORRAL_ROOTS_MAX];

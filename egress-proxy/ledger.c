@@ -36,11 +36,12 @@
 #define LEDGER_TS_SECOND_CHARS 20       /* "2026-11-29T17:58:31." */
 #define LEDGER_TS_FRACTION_DIGITS 6
 #define LEDGER_TS_CACHE_MAX_S INT64_C(253402300799)     /* 9999-12-31T23:59:59Z */
-/* Keys, punctuation, the timestamp and eight numbers at their longest. */
-#define LEDGER_FIXED_MAX_BYTES 512
-#define LEDGER_STRINGS_MAX_BYTES (4 * (LEDGER_NAME_MAX_BYTES + 2) + \
+/* Keys, punctuation, the timestamp and nine numbers at their longest. */
+#define LEDGER_FIXED_MAX_BYTES 640
+#define LEDGER_STRINGS_MAX_BYTES (5 * (LEDGER_NAME_MAX_BYTES + 2) + \
 	LEDGER_BINARY_MAX_BYTES + 2 + LEDGER_HOST_MAX_BYTES + 2 + LEDGER_IP_MAX_BYTES + 2 + \
-	LEDGER_POLICY_MAX_BYTES + 2 + LEDGER_REASON_MAX_BYTES + 2)
+	LEDGER_POLICY_MAX_BYTES + 2 + LEDGER_REASON_MAX_BYTES + 2 + \
+	LEDGER_METHOD_MAX_BYTES + 2 + LEDGER_PATH_MAX_BYTES + 2)
 #define LEDGER_FIELD_MAX_BYTES LEDGER_BINARY_MAX_BYTES  /* the largest cap */
 
 _Static_assert(LEDGER_FIXED_MAX_BYTES + LEDGER_STRINGS_MAX_BYTES < LEDGER_RECORD_MAX_BYTES,
@@ -98,6 +99,7 @@ static const struct ledger_name ledger_event_names[] = {
 	[LEDGER_EVENT_UNIX] = LEDGER_NAME("unix"),
 	[LEDGER_EVENT_LIFECYCLE] = LEDGER_NAME("lifecycle"),
 	[LEDGER_EVENT_INBOUND] = LEDGER_NAME("inbound"),
+	[LEDGER_EVENT_REQUEST] = LEDGER_NAME("request"),
 };
 
 static const struct ledger_name ledger_mode_names[] = {
@@ -128,6 +130,7 @@ ledger_record_init(struct ledger_record *rec, enum ledger_event event)
 	rec->port = LEDGER_NULL_INT;
 	rec->bytes_up = LEDGER_NULL_INT;
 	rec->bytes_down = LEDGER_NULL_INT;
+	rec->status = LEDGER_NULL_INT;
 	rec->duration_ms = LEDGER_NULL_INT;
 }
 
@@ -377,6 +380,25 @@ ledger_format_outcome(struct ledger_line *ln, const struct ledger_record *rec)
 	ledger_line_int(ln, rec->bytes_down);
 	LEDGER_LINE_LIT(ln, ",\"duration_ms\":");
 	ledger_line_int(ln, rec->duration_ms);
+}
+
+/* method, path, status, secrets: a terminated connection's request, on
+ * request records only (every other record's line is as it always was). */
+static void
+ledger_format_request(struct ledger_line *ln, const struct ledger_record *rec)
+{
+	if (rec->event != LEDGER_EVENT_REQUEST) {
+		LEDGER_LINE_LIT(ln, "}\n");
+		return;
+	}
+	LEDGER_LINE_LIT(ln, ",\"method\":");
+	ledger_line_string(ln, rec->method, LEDGER_METHOD_MAX_BYTES);
+	LEDGER_LINE_LIT(ln, ",\"path\":");
+	ledger_line_string(ln, rec->path, LEDGER_PATH_MAX_BYTES);
+	LEDGER_LINE_LIT(ln, ",\"status\":");
+	ledger_line_int(ln, rec->status);
+	LEDGER_LINE_LIT(ln, ",\"secrets\":");
+	ledger_line_string(ln, rec->secrets, LEDGER_NAME_MAX_BYTES);
 	LEDGER_LINE_LIT(ln, "}\n");
 }
 
@@ -389,6 +411,7 @@ ledger_format(const struct ledger_record *rec, char *out, size_t size)
 	ledger_format_who(&ln, rec);
 	ledger_format_where(&ln, rec);
 	ledger_format_outcome(&ln, rec);
+	ledger_format_request(&ln, rec);
 	if (ln.failed) {
 		if (size > 0)
 			out[0] = '\0';

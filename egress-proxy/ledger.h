@@ -34,6 +34,8 @@ struct ledger;
 #define LEDGER_IP_MAX_BYTES 64
 #define LEDGER_POLICY_MAX_BYTES 1024
 #define LEDGER_REASON_MAX_BYTES 512
+#define LEDGER_METHOD_MAX_BYTES 32
+#define LEDGER_PATH_MAX_BYTES 1024      /* a request's target, query included */
 
 enum ledger_event {
 	LEDGER_EVENT_CONNECT = 0,       /* a decision, allow or deny, when a connection opens */
@@ -43,6 +45,7 @@ enum ledger_event {
 	LEDGER_EVENT_UNIX,              /* a host Unix socket refused, or a listed one connected */
 	LEDGER_EVENT_LIFECYCLE,         /* a sandbox made, deleted, or held to a limit */
 	LEDGER_EVENT_INBOUND,           /* a connection from the host through corral forward */
+	LEDGER_EVENT_REQUEST,           /* an HTTP request on a connection the proxy terminates */
 };
 
 enum ledger_mode {
@@ -85,6 +88,13 @@ struct ledger_record {
 	int64_t bytes_up;
 	int64_t bytes_down;
 	int64_t duration_ms;
+	/* request records: the request, the proxy's own answer's status (or
+	 * null when the upstream answered), the secrets swapped in or the one
+	 * misused (names, comma-separated; never a value) */
+	const char *method;
+	const char *path;
+	int64_t status;
+	const char *secrets;
 };
 
 /* A record with every field null, of EVENT. */

@@ -56,6 +56,7 @@ struct mitm {
 	const struct mitm_config *cfg;
 	struct mitm_hooks hooks;
 	char host[TLSCA_HOST_MAX_BYTES + 1];
+	uint16_t port;                  /* the connection's: a Host with another is refused */
 	struct bufferevent *client, *upstream;
 	struct evbuffer *client_wire;           /* the client's TLS bytes going out */
 	struct evbuffer_cb_entry *wire_cb;
@@ -208,6 +209,26 @@ mitm_on_wire_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	(void)buf;
 	if (info->n_deleted > 0 && m->stage == MITM_CLOSING && mitm_client_flushed(m))
 		mitm_end(m, m->end);
+}
+
+void
+mitm_stop(struct mitm *m)
+{
+	if (m == NULL)
+		return;
+	m->ended = true;
+	bufferevent_disable(m->client, EV_READ | EV_WRITE);
+	bufferevent_disable(m->upstream, EV_READ | EV_WRITE);
+	event_del(m->finish);
+	if (m->idle != NULL)
+		evtimer_del(m->idle);
+}
+
+void
+mitm_bytes(const struct mitm *m, uint64_t *up, uint64_t *down)
+{
+	*up = m->up;
+	*down = m->down;
 }
 
 void
@@ -403,14 +424,14 @@ mitm_answer(struct mitm *m, int status, const char *reason, const char *method,
 	json_free(j);
 }
 
-static void
+/* Tells the owner of a request; -1 when it could not record it. */
+static int
 mitm_tell(struct mitm *m, const char *method, const char *target, const char *refused,
     const char *secret, int status, uint32_t used)
 {
 	struct mitm_request r = { method, target, refused, secret, status, used };
 
-	if (m->hooks.request != NULL)
-		m->hooks.request(m->hooks.arg, &r);
+	return m->hooks.request != NULL ? m->hooks.request(m->hooks.arg, &r) : 0;
 }
 
 /* --- Moving bytes -------------------------------------------------------- */
@@ -525,77 +546,143 @@ mitm_unfit(const uint8_t *head, const struct http_request *req, bool *websocket)
 
 static void mitm_client_turn(struct mitm *m);
 
+/* True when REQ's Host is the connection's: its name, and its port when it
+ * gives one (none means the connection's own, 443 for TLS). */
+static bool
+mitm_host_is_ours(const struct mitm *m, const uint8_t *head, const struct http_request *req)
+{
+	const char *v = (const char *)head + req->host_header.off;
+	const char *bracket = memrchr(v, ']', req->host_header.len);
+	const char *colon = memrchr(v, ':', req->host_header.len);
+	bool explicit_port = colon != NULL && (bracket == NULL || colon > bracket);
+
+	return strcasecmp(req->host, m->host) == 0 && (!explicit_port || req->port == m->port);
+}
+
+/* True when REQ waits for a 100 before it sends its body (Expect). */
+static bool
+mitm_expects_continue(const uint8_t *head, const struct http_request *req)
+{
+	for (size_t i = 0; i < req->nheaders; i++) {
+		const struct http_header *h = &req->headers[i];
+
+		if (h->name.len == 6 && strncasecmp((const char *)head + h->name.off, "Expect", 6) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Why REQ may not go on, before its head is rewritten; NULL when it may. */
+static const char *
+mitm_refusal(struct mitm *m, const uint8_t *head, const struct http_request *req,
+    const char *method, const char *target)
+{
+	const char *why;
+
+	/* The name asked in TLS is the one allowed: no other behind it. */
+	if (!mitm_host_is_ours(m, head, req))
+		return "host_mismatch";
+	if ((why = mitm_unfit(head, req, &m->upgrade)) != NULL)
+		return why;
+	return m->hooks.judge != NULL ? m->hooks.judge(m->hooks.arg, method, target) : NULL;
+}
+
+/* REQ's head rewritten with the secrets, recorded, then sent: NULL, or why
+ * it was not (*WHICH: a misused secret). A request the ledger cannot
+ * record does not go. */
+static const char *
+mitm_pass(struct mitm *m, const uint8_t *head, const struct http_request *req,
+    const char *method, const char *target, const char **which)
+{
+	struct buf *out = buf_new(SECRETSUB_HEAD_MAX_BYTES);
+	const char *why = NULL;
+	enum secretsub_result sr;
+	uint32_t used = 0;
+
+	if (out == NULL)
+		return "out_of_memory";
+	sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->host, (const char *)head,
+	    req->head_len, out, which, &used);
+	if (sr != SECRETSUB_OK)
+		why = sr == SECRETSUB_MISUSE ? "secret_misuse" : "request_head_unreadable";
+	else if (mitm_tell(m, method, target, NULL, NULL, 0, used) == -1)
+		why = "ledger_unavailable";
+	else if (mitm_send_wiped(m->upstream, out) == -1)
+		why = "out_of_memory";
+	else
+		m->up += req->head_len;
+	buf_free(out);
+	return why;
+}
+
+/* Answers a refused request in its place (403, or 400 for a body whose
+ * end cannot be trusted). False when the connection then closes: nothing
+ * after such a body, or after a body the client HELD back for a 100, can
+ * be told from it. */
+static bool
+mitm_refuse(struct mitm *m, const char *method, const char *target, const char *why,
+    const char *which, bool held)
+{
+	bool framing = strcmp(why, "http_1_0_chunked") == 0;
+	int status = framing ? 400 : 403;
+
+	mitm_answer(m, status, why, method, target, framing || held);
+	(void)mitm_tell(m, method, target, why, strcmp(why, "secret_misuse") == 0 ? which : NULL,
+	    status, 0);
+	if (framing || held) {
+		mitm_close_after_write(m, why);
+		return false;
+	}
+	m->stage = MITM_SKIP_BODY;
+	return true;
+}
+
 /* The request REQ at the head of the client's input (HEAD, its bytes):
  * refused, answered, or passed on. False when the turn must stop. */
 static bool
 mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req)
 {
-	struct evbuffer *in = bufferevent_get_input(m->client);
 	char method[MITM_METHOD_MAX_BYTES], target[MITM_TARGET_MAX_BYTES];
-	const char *refused = NULL, *which = NULL;
-	struct buf *out;
-	uint32_t used = 0;
-	enum secretsub_result sr;
+	const char *refused, *which = NULL;
+	bool held;
 
 	snprintf(method, sizeof(method), "%s", http_method_name(req->method));
 	snprintf(target, sizeof(target), "%.*s", (int)req->target.len, head + req->target.off);
 	m->head_request = req->method == HTTP_METHOD_HEAD;
 	if (m->upstream_failed != NULL) {
 		mitm_answer(m, 502, m->upstream_failed, method, target, true);
-		mitm_tell(m, method, target, m->upstream_failed, NULL, 502, 0);
+		(void)mitm_tell(m, method, target, m->upstream_failed, NULL, 502, 0);
 		mitm_close_after_write(m, m->upstream_failed);
 		return false;
 	}
 	if (!m->upstream_up)
 		return false;           /* the upstream's handshake first */
-	/* The name asked in TLS is the one allowed: no other behind it. */
-	if (strcasecmp(req->host, m->host) != 0)
-		refused = "host_mismatch";
-	else if ((refused = mitm_unfit(head, req, &m->upgrade)) != NULL)
-		;
-	else if (m->hooks.judge != NULL)
-		refused = m->hooks.judge(m->hooks.arg, method, target);
-	if (refused == NULL) {
-		if ((out = buf_new(SECRETSUB_HEAD_MAX_BYTES)) == NULL)
-			refused = "out_of_memory";
-		else if ((sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->host,
-		    (const char *)head, req->head_len, out, &which, &used)) != SECRETSUB_OK) {
-			refused = sr == SECRETSUB_MISUSE ? "secret_misuse" : "request_head_unreadable";
-		} else if (mitm_send_wiped(m->upstream, out) == -1) {
-			refused = "out_of_memory";
-		} else {
-			m->up += req->head_len;
-		}
-		buf_free(out);
-	}
-	evbuffer_drain(in, req->head_len);
+	if ((refused = mitm_refusal(m, head, req, method, target)) == NULL)
+		refused = mitm_pass(m, head, req, method, target, &which);
 	mitm_body_set(&m->body, req->chunked ? H1_BODY_CHUNKED : req->has_content_length &&
 	    req->content_length > 0 ? H1_BODY_LENGTH : H1_BODY_NONE, req->content_length);
-	if (refused != NULL && strcmp(refused, "http_1_0_chunked") == 0) {
-		/* Its body's end cannot be trusted: nothing after it is read. */
-		mitm_answer(m, 400, refused, method, target, true);
-		mitm_tell(m, method, target, refused, NULL, 400, 0);
-		mitm_close_after_write(m, refused);
-		return false;
-	}
-	if (refused != NULL) {
-		mitm_answer(m, 403, refused, method, target, false);
-		mitm_tell(m, method, target, refused,
-		    strcmp(refused, "secret_misuse") == 0 ? which : NULL, 403, 0);
-		m->stage = MITM_SKIP_BODY;
-		return true;
-	}
-	mitm_tell(m, method, target, NULL, NULL, 0, used);
+	held = m->body.kind != H1_BODY_NONE && mitm_expects_continue(head, req);
+	/* HEAD is the input's: nothing reads it after this. */
+	evbuffer_drain(bufferevent_get_input(m->client), req->head_len);
+	if (refused != NULL)
+		return mitm_refuse(m, method, target, refused, which, held);
 	m->stage = MITM_REQ_BODY;
 	m->answered = false;
 	snprintf(m->method, sizeof(m->method), "%s", method);
 	snprintf(m->target, sizeof(m->target), "%.*s", MITM_TARGET_SHOWN_BYTES, target);
-	if (m->cfg->response_ms > 0) {
-		struct timeval tv = mitm_ms(m->cfg->response_ms);
-
-		bufferevent_set_timeouts(m->upstream, &tv, NULL);
-	}
 	return true;
+}
+
+/* The request's body is sent: its response must start coming within the
+ * response time. */
+static void
+mitm_await_response(struct mitm *m)
+{
+	struct timeval tv = mitm_ms(m->cfg->response_ms);
+
+	m->stage = MITM_RESP_HEAD;
+	if (m->cfg->response_ms > 0)
+		bufferevent_set_timeouts(m->upstream, &tv, NULL);
 }
 
 /* The client's turn: as much of its input as the stage takes. */
@@ -631,10 +718,12 @@ mitm_client_turn(struct mitm *m)
 			}
 			if (e != HTTP_OK) {
 				int status = e == HTTP_NEED_MORE ? 431 : http_err_status(e);
+				const char *why = e == HTTP_NEED_MORE ? "head_too_large" :
+				    http_err_reason(e);
 
 				free(req);
-				mitm_answer(m, status, e == HTTP_NEED_MORE ? "head_too_large" :
-				    http_err_reason(e), "-", "-", true);
+				mitm_answer(m, status, why, "-", "-", true);
+				(void)mitm_tell(m, "-", "-", why, NULL, status, 0);
 				mitm_close_after_write(m, "bad_request");
 				return;
 			}
@@ -659,9 +748,11 @@ mitm_client_turn(struct mitm *m)
 			mitm_pace(m->client, m->upstream);
 			if (!whole)
 				return;
-			m->stage = skip ? MITM_REQ_HEAD : MITM_RESP_HEAD;
-			if (!skip)
+			if (!skip) {
+				mitm_await_response(m);
 				return;         /* its response, before the next request */
+			}
+			m->stage = MITM_REQ_HEAD;
 			break;
 		}
 		case MITM_RAW:
@@ -961,9 +1052,25 @@ mitm_upstream_ssl(const struct mitm_config *cfg, char *host, char **err)
 	return ssl;
 }
 
+/* The bytes read before (EARLY_LEN at EARLY) at the start of UNDER's input,
+ * whose end libevent keeps frozen for the socket's reads alone. */
+static int
+mitm_put_early(struct bufferevent *under, const void *early, size_t early_len)
+{
+	struct evbuffer *in = bufferevent_get_input(under);
+	int rc;
+
+	if (early_len == 0)
+		return 0;
+	evbuffer_unfreeze(in, 0);
+	rc = evbuffer_add(in, early, early_len);
+	evbuffer_freeze(in, 0);
+	return rc;
+}
+
 struct mitm *
 mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *host,
-    int client_fd, const void *early, size_t early_len, int upstream_fd,
+    uint16_t port, int client_fd, const void *early, size_t early_len, int upstream_fd,
     const struct mitm_hooks *hooks, char **err)
 {
 	struct mitm *m = calloc(1, sizeof(*m));
@@ -979,6 +1086,7 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	m->cfg = cfg;
 	m->hooks = *hooks;
 	snprintf(m->host, sizeof(m->host), "%s", host);
+	m->port = port;
 	if ((m->finish = evtimer_new(base, mitm_on_finish, m)) == NULL ||
 	    (cfg->idle_ms > 0 && (m->idle = evtimer_new(base, mitm_on_idle, m)) == NULL) ||
 	    mitm_echo_learn(m) == -1)
@@ -990,7 +1098,7 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	if ((under = bufferevent_socket_new(base, client_fd, BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		goto fail_nomem;
 	client_fd = -1;
-	if (early_len > 0 && evbuffer_add(bufferevent_get_input(under), early, early_len) == -1)
+	if (mitm_put_early(under, early, early_len) == -1)
 		goto fail_nomem;
 	m->client_wire = bufferevent_get_output(under);
 	if ((m->wire_cb = evbuffer_add_cb(m->client_wire, mitm_on_wire_drained, m)) == NULL)

@@ -13,8 +13,11 @@
  * secret that may go to this host, plain and as base64 at each of its three
  * alignments (a Basic credential echoed): a response that holds one ends
  * the connection ("secret_echoed") before those bytes reach the sandbox.
- * The last bytes of a message that could begin a value wait for the next
- * ones, so not even a value's first characters get through.
+ * Within a message, the last bytes that could begin a value wait for the
+ * next ones. Known limits, to close before secrets are configurable: the
+ * bytes are searched as framed (a value cut by a chunk boundary is not
+ * found), each message's end is flushed (a value across two responses is
+ * not found), and a compressed body is not read.
  *
  * ALPN offers http/1.1 only, on both sides, until HTTP/2 is read here:
  * a client that asks for h2 alone gets HTTP/1.1, as TLS lets it.
@@ -62,8 +65,10 @@ struct mitm_hooks {
 	/* The request METHOD TARGET: NULL passes it; a reason answers 403
 	 * (e.g. "path_not_allowed"). May be NULL: every request passes. */
 	const char *(*judge)(void *arg, const char *method, const char *target);
-	/* Each request as it was passed or answered. */
-	void (*request)(void *arg, const struct mitm_request *r);
+	/* Each request as it is passed (before any of it is sent) or
+	 * answered: -1 when it cannot be recorded, and a request to pass is
+	 * then refused ("ledger_unavailable"). May be NULL. */
+	int (*request)(void *arg, const struct mitm_request *r);
 	/* The end (called once, from the loop; free the mitm after): WHY is
 	 * NULL for a normal close, else a reason ("upstream_certificate");
 	 * the plain bytes the sandbox sent and received. */
@@ -79,11 +84,16 @@ SSL_CTX *mitm_upstream_ctx_new(const char *extra_ca_file, char **err);
 
 /* Terminates the sandbox's connection CLIENT_FD (its first EARLY_LEN bytes,
  * a ClientHello already read, at EARLY) and the upstream's UPSTREAM_FD
- * (connected TCP), both taken, for HOST. NULL with *ERR (the descriptors
+ * (connected TCP), both taken, for HOST on PORT. NULL with *ERR (the descriptors
  * are then closed). */
 struct mitm *mitm_start(struct event_base *base, const struct mitm_config *cfg,
-    const char *host, int client_fd, const void *early, size_t early_len, int upstream_fd,
-    const struct mitm_hooks *hooks, char **err);
+    const char *host, uint16_t port, int client_fd, const void *early, size_t early_len,
+    int upstream_fd, const struct mitm_hooks *hooks, char **err);
+/* Stops M at once: no hook of it runs again, nothing more is read or
+ * written; mitm_free() it later (from the loop). NULL is fine. */
+void mitm_stop(struct mitm *m);
+/* The plain bytes the sandbox sent and received so far. */
+void mitm_bytes(const struct mitm *m, uint64_t *up, uint64_t *down);
 /* Closes both sides and frees M; NULL is fine. */
 void mitm_free(struct mitm *m);
 

@@ -9,6 +9,7 @@
 
 #include "egress-proxy/identify.h"
 #include "egress-proxy/ledger.h"
+#include "egress-proxy/mitm.h"
 #include "egress-proxy/policygen.h"
 #include "egress-proxy/proxy.h"
 
@@ -53,6 +54,8 @@ struct proxy_tenant {
 	int map_fd;
 	struct identify_boundary boundary;
 	struct exetrust *trust;                 /* what binary rules may match; NULL: host mode */
+	struct tlsca *ca;                       /* its CA, for the endpoints it terminates */
+	struct mitm_config mitm;                /* what its terminated connections work with */
 	struct session *sessions;               /* every open connection */
 	unsigned tunnels;
 	struct proxy_tenant *next;
@@ -87,6 +90,8 @@ struct proxy {
 	struct session *closing;                /* freed from the loop by REAPER */
 	struct event *reaper;
 	struct proxy_timeout timeouts[PROXY_TIMEOUTS_MAX];     /* made by session.c on first use */
+	/* TLS of terminated endpoints (proxy_set_tls); NULL: they are refused */
+	SSL_CTX *server_ctx, *upstream_ctx;
 };
 
 /* session.c */
@@ -98,8 +103,11 @@ const char *proxy_tenant_name_for(struct proxy_tenant *t, const struct sockaddr_
     uint16_t port, const struct policy_gen *g);
 /* Closes S now (teardown of its tenant): no callback of it runs again. */
 void session_abort(struct session *s);
-/* Closes S if its tunnel would be refused under G; true if it did. */
-bool session_close_if_revoked(struct session *s, const struct policy_gen *g);
+/* The tenant's policy is now G: S is closed if its TLS is terminated (its
+ * requests were judged by the rules it opened under), or, with
+ * CLOSE_REVOKED, if G would refuse its tunnel or terminate it; true if it
+ * was. */
+bool session_policy_changed(struct session *s, const struct policy_gen *g, bool close_revoked);
 /* Frees the sessions marked closing (from the loop, never from their own callbacks). */
 void session_reap(struct proxy *p);
 struct session *session_next(const struct session *s);

@@ -22,6 +22,7 @@
 #include "egress-proxy/namemap.h"
 #include "egress-proxy/proxy-int.h"
 #include "egress-proxy/relay.h"
+#include "egress-proxy/tlsca.h"
 #include "policy/index.h"
 #include "policy/policy.h"
 
@@ -83,6 +84,8 @@ proxy_free(struct proxy *p)
 	free(p->scratch);
 	free(p->owner);
 	free(p->req);
+	SSL_CTX_free(p->server_ctx);
+	SSL_CTX_free(p->upstream_ctx);
 	free(p);
 }
 
@@ -143,7 +146,12 @@ proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct p
 	t->denials = denial_ring_new(DENIAL_RING_DEFAULT_ENTRIES);
 	t->gen = policy_gen_new(policy, ++p->generations);
 	t->owner = proxy_owner_take(p, info);
-	if (t->name == NULL || t->denials == NULL || t->gen == NULL ||
+	t->ca = info->ca != NULL ? info->ca : tlsca_new(info->name, NULL);
+	/* The idle limit of tunnels, for a kept-alive terminated connection
+	 * and for a response that does not come. */
+	t->mitm = (struct mitm_config){ .ca = t->ca,
+	    .idle_ms = p->limits.idle_timeout_s * 1000, .response_ms = p->limits.idle_timeout_s * 1000 };
+	if (t->name == NULL || t->denials == NULL || t->gen == NULL || t->ca == NULL ||
 	    (info->owner_tunnels != 0 && t->owner == NULL) ||
 	    (info->session_id != NULL && t->session_id == NULL) ||
 	    (info->agent != NULL && t->agent == NULL)) {
@@ -205,10 +213,35 @@ proxy_tenant_free(struct proxy_tenant *t)
 	if (t->diag_fd != -1)
 		close(t->diag_fd);
 	free(t->trust);
+	tlsca_free(t->ca);
 	free(t->name);
 	free(t->session_id);
 	free(t->agent);
 	free(t);
+}
+
+char *
+proxy_tenant_ca_pem(const struct proxy_tenant *t)
+{
+	return tlsca_cert_pem(t->ca);
+}
+
+int
+proxy_set_tls(struct proxy *p, const char *upstream_ca_file, char **err)
+{
+	SSL_CTX *server = mitm_server_ctx_new(err), *upstream;
+
+	if (server == NULL)
+		return -1;
+	if ((upstream = mitm_upstream_ctx_new(upstream_ca_file, err)) == NULL) {
+		SSL_CTX_free(server);
+		return -1;
+	}
+	SSL_CTX_free(p->server_ctx);
+	SSL_CTX_free(p->upstream_ctx);
+	p->server_ctx = server;
+	p->upstream_ctx = upstream;
+	return 0;
 }
 
 /* True when the client at PEER is inside the listener's client network:
@@ -457,9 +490,9 @@ proxy_tenant_set_policy(struct proxy_tenant *t, struct policy *next, bool close_
 	}
 	policy_gen_unref(t->gen);
 	t->gen = g;
-	for (s = t->sessions; close_revoked && s != NULL; s = following) {
+	for (s = t->sessions; s != NULL; s = following) {
 		following = session_next(s);
-		if (session_close_if_revoked(s, g))
+		if (session_policy_changed(s, g, close_revoked))
 			count++;
 	}
 	if (closed != NULL)

@@ -22,6 +22,7 @@ struct policy;
 struct proxy;
 struct proxy_tenant;
 struct resolver;
+struct tlsca;
 
 /* Limits, each with a sane default in proxy_limits_default(); corrald.yaml's
  * egress section sets them (the configuration holds this struct). */
@@ -61,6 +62,12 @@ struct proxy *proxy_new(struct event_base *base, struct resolver *resolver,
     struct ledger *ledger, const struct addr_policy *addrs, const struct proxy_limits *limits);
 /* Closes every listener and connection and frees P; NULL is fine. */
 void proxy_free(struct proxy *p);
+/* Lets P terminate the TLS of the endpoints that ask for it
+ * (corral-policy(5), "tls: terminate"): upstreams are verified against the
+ * system's trust store and UPSTREAM_CA_FILE (PEM; NULL: none). -1 with a
+ * one-line reason in *ERR (malloc'd). Until it succeeds such connections
+ * are refused (tls_unavailable). */
+int proxy_set_tls(struct proxy *p, const char *upstream_ca_file, char **err);
 
 /* Who a tenant is, for the ledger. */
 /* The run (a shell run's request id, or an exec's name) that the process
@@ -79,6 +86,7 @@ struct proxy_tenant_info {
 	unsigned owner_tunnels;         /* that owner's share of tunnels; 0: none (root) */
 	proxy_run_of_fn run_of;         /* the ledger's run of an identified process; may be NULL */
 	void *run_of_arg;
+	struct tlsca *ca;               /* its CA (taken, also on failure); NULL: one is made */
 };
 
 /* A tenant under POLICY (owned from now on). NULL if out of memory. */
@@ -86,6 +94,9 @@ struct proxy_tenant *proxy_tenant_new(struct proxy *p, const struct proxy_tenant
     struct policy *policy);
 /* Closes the tenant's listeners and tunnels and frees it. */
 void proxy_tenant_free(struct proxy_tenant *t);
+/* T's own CA certificate (PEM, malloc'd): what the sandbox trusts for the
+ * endpoints the proxy terminates; NULL when out of memory. */
+char *proxy_tenant_ca_pem(const struct proxy_tenant *t);
 
 /* Listens for CONNECT (and absolute-form plain HTTP) requests of T at
  * ADDR. Clients are accepted only from CLIENT_NET/CLIENT_PREFIX (the

@@ -21,13 +21,16 @@
  * layout is libevent 2.1's, which the library's soname pins. */
 #include <event2/event_struct.h>
 
+#include "common/log.h"
 #include "common/timeutil.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/http.h"
+#include "egress-proxy/mitm.h"
 #include "egress-proxy/proxy-int.h"
 #include "egress-proxy/relay.h"
 #include "egress-proxy/resolve.h"
 #include "egress-proxy/tls.h"
+#include "policy/httprule.h"
 #include "policy/index.h"
 #include "policy/policy.h"
 
@@ -40,6 +43,7 @@ enum session_state {
 	SESSION_DIALING,                /* connecting to the checked address, under the connect timer */
 	SESSION_SNIFF,                  /* tunnel open, reading the ClientHello to check its SNI */
 	SESSION_RELAY,                  /* bytes flow both ways */
+	SESSION_TERMINATED,             /* its TLS terminated: the mitm has both sockets */
 	SESSION_CLOSING,                /* done; freed from the loop by session_reap() */
 };
 
@@ -64,6 +68,7 @@ struct session {
 	struct tls_reader *hello;       /* reading the ClientHello (SNI check) */
 	struct resolve_query *query;
 	struct relay relay;             /* all zero until the upstream connects */
+	struct mitm *mitm;              /* SESSION_TERMINATED: both sockets are its */
 	uint64_t id;
 	int64_t start_us;
 	char host[POLICY_HOST_MAX_BYTES + 1];
@@ -192,6 +197,23 @@ session_stop_events(struct session *s)
 	event_del(&s->idle);
 }
 
+/* The bytes S carried each way, into REC: the plain text of a terminated
+ * connection, the relay's otherwise. */
+static void
+session_bytes(const struct session *s, struct ledger_record *rec)
+{
+	uint64_t up, down;
+
+	if (s->mitm != NULL) {
+		mitm_bytes(s->mitm, &up, &down);
+	} else {
+		up = relay_bytes_up(&s->relay);
+		down = relay_bytes_down(&s->relay);
+	}
+	rec->bytes_up = (int64_t)up;
+	rec->bytes_down = (int64_t)down;
+}
+
 /* Ends S: records the close of an allowed connection, releases its
  * limits, and hands it to the reaper (never freed inside its own callbacks). */
 static void
@@ -207,8 +229,7 @@ session_close(struct session *s, const char *reason)
 		rec.policy = s->rule;
 		/* corral-ledger(5): a normal end has no reason. */
 		rec.reason = strcmp(reason, "closed") == 0 ? NULL : reason;
-		rec.bytes_up = (int64_t)relay_bytes_up(&s->relay);
-		rec.bytes_down = (int64_t)relay_bytes_down(&s->relay);
+		session_bytes(s, &rec);
 		rec.duration_ms = (time_now_us() - s->start_us) / 1000;
 		ledger_write(p->ledger, &rec);
 	}
@@ -223,6 +244,9 @@ session_close(struct session *s, const char *reason)
 		resolve_query_cancel(s->query);
 		s->query = NULL;
 	}
+	/* Nothing of the mitm runs again: its configuration is the tenant's,
+	 * which may go before the reaper frees the mitm. */
+	mitm_stop(s->mitm);
 	session_stop_events(s);
 	s->state = SESSION_CLOSING;
 	session_unlink(s);
@@ -234,6 +258,7 @@ session_close(struct session *s, const char *reason)
 static void
 session_free(struct session *s)
 {
+	mitm_free(s->mitm);
 	relay_clear(&s->relay);
 	if (s->client_fd != -1)
 		close(s->client_fd);
@@ -598,6 +623,118 @@ session_init_relay(struct session *s)
 	relay_init(&s->relay, &io, p->scratch, p->limits.idle_timeout_s, session_on_relay_done, s);
 }
 
+/* --- Terminated connections (corral-policy(5), "tls: terminate") --- */
+
+static const char *
+session_mitm_judge(void *arg, const char *method, const char *target)
+{
+	struct session *s = arg;
+
+	if (s->state != SESSION_TERMINATED)
+		return "connection_closing";
+	return httprule_judge(s->endpoint, method, target);
+}
+
+/* The names of the secrets of bits USED into OUT (SIZE bytes),
+ * comma-separated; NULL when none. */
+static const char *
+session_secret_names(const struct session *s, uint32_t used, char *out, size_t size)
+{
+	const struct mitm_config *cfg = &s->tenant->mitm;
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < cfg->nsecrets && i < 32; i++) {
+		if ((used & (UINT32_C(1) << i)) == 0)
+			continue;
+		at += (size_t)snprintf(out + at, size - at, "%s%s", at > 0 ? "," : "",
+		    cfg->secrets[i].name);
+		if (at >= size)
+			break;
+	}
+	return out[0] != '\0' ? out : NULL;
+}
+
+/* Each request, passed (before it is sent) or answered by the proxy: a
+ * request record, and a refusal in the denials too; -1 when the ledger
+ * cannot take it (a request to pass is then refused). */
+static int
+session_mitm_request(void *arg, const struct mitm_request *r)
+{
+	struct session *s = arg;
+	struct ledger_record rec;
+	char names[LEDGER_NAME_MAX_BYTES];
+
+	if (s->state != SESSION_TERMINATED)
+		return -1;
+	session_record_init(s, &rec, LEDGER_EVENT_REQUEST);
+	rec.decision = r->refused != NULL ? LEDGER_DECISION_DENY : LEDGER_DECISION_ALLOW;
+	rec.policy = s->rule;
+	rec.reason = r->refused;
+	rec.method = r->method;
+	rec.path = r->target;
+	rec.status = r->status != 0 ? r->status : LEDGER_NULL_INT;
+	rec.secrets = r->secret != NULL ? r->secret :
+	    session_secret_names(s, r->secrets_used, names, sizeof(names));
+	if (r->refused != NULL)
+		denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, s->binary,
+		    s->binary != NULL ? s->pid : -1, r->refused);
+	return ledger_write(session_proxy(s)->ledger, &rec);
+}
+
+static void
+session_mitm_done(void *arg, const char *why, uint64_t up, uint64_t down)
+{
+	(void)up;
+	(void)down;
+	session_close(arg, why != NULL ? why : "closed");
+}
+
+/* The endpoint's TLS is terminated: CONNECT's 200 (on a new socket, whose
+ * buffer takes it whole), then the mitm takes both sockets, with what the
+ * client sent already (its ClientHello, or the start of it). */
+static void
+session_terminate(struct session *s)
+{
+	struct proxy *p = session_proxy(s);
+	struct proxy_tenant *t = s->tenant;
+	const struct mitm_hooks hooks = { session_mitm_judge, session_mitm_request,
+	    session_mitm_done, s };
+	size_t reply_len = strlen(REPLY_CONNECTED);
+	int client = s->client_fd, upstream = s->upstream_fd;
+	char *err = NULL;
+
+	/* Decided under a policy since replaced: its rules may be gone. */
+	if (s->gen != t->gen) {
+		session_fail(s, 503, "policy_changed");
+		return;
+	}
+	if (s->mode == LEDGER_MODE_CONNECT) {
+		if (send(client, REPLY_CONNECTED, reply_len, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+		    (ssize_t)reply_len) {
+			session_close(s, "client_error");
+			return;
+		}
+		session_drop_head(s, s->head_len);
+	}
+	session_stop_events(s);
+	t->mitm.server_ctx = p->server_ctx;
+	t->mitm.upstream_ctx = p->upstream_ctx;
+	s->client_fd = s->upstream_fd = -1;     /* the mitm's, even when it fails */
+	s->state = SESSION_TERMINATED;
+	s->mitm = mitm_start(p->base, &t->mitm, s->host, s->port, client, s->in, s->in_len, upstream,
+	    &hooks, &err);
+	free(s->in);
+	s->in = NULL;
+	s->in_len = 0;
+	if (s->mitm == NULL) {
+		log_warnx("sandbox %s: terminating TLS toward %s: %s", t->name, s->host,
+		    err != NULL ? err : "failed");
+		free(err);
+		session_close(s, "tls_terminate_failed");
+	}
+}
+
 static void
 session_on_connected(struct session *s)
 {
@@ -611,6 +748,10 @@ session_on_connected(struct session *s)
 	if (error != 0) {
 		session_fail(s, 502, error == ETIMEDOUT ? "upstream_timeout" :
 		    error == ECONNREFUSED ? "upstream_refused" : "upstream_unreachable");
+		return;
+	}
+	if (s->endpoint->tls == POLICY_TLS_TERMINATE) {
+		session_terminate(s);
 		return;
 	}
 	session_init_relay(s);
@@ -896,6 +1037,19 @@ session_answer_info(struct session *s)
 	free(d);
 }
 
+/* Why S, allowed to an endpoint whose TLS is terminated, cannot be: NULL
+ * when it can. Only TLS is terminated (a CONNECT tunnel, a redirected
+ * ClientHello); plain HTTP or TCP to such an endpoint would pass unjudged. */
+static const char *
+session_unterminable(const struct session *s)
+{
+	if (s->mode != LEDGER_MODE_CONNECT && s->mode != LEDGER_MODE_SNI)
+		return "tls_required";
+	if (session_proxy(s)->server_ctx == NULL)
+		return "tls_unavailable";
+	return NULL;
+}
+
 /* Judges the request by the tenant's current policy. */
 static void
 session_decide(struct session *s)
@@ -919,6 +1073,10 @@ session_decide(struct session *s)
 	s->endpoint = m.endpoint;
 	if (m.binary != NULL && (s->allowed_by = strdup(m.binary)) == NULL) {
 		session_fail(s, 503, "out_of_memory");
+		return;
+	}
+	if (m.endpoint->tls == POLICY_TLS_TERMINATE && (reason = session_unterminable(s)) != NULL) {
+		session_deny(s, reason);
 		return;
 	}
 	s->sni_check = m.endpoint->sni_check && s->mode == LEDGER_MODE_CONNECT;
@@ -1296,7 +1454,9 @@ session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *pee
 	session_on_client_read(s);
 }
 
-bool
+/* Closes S if its tunnel would be refused under G, or terminated (its
+ * bytes would no longer pass unread); true if it did. */
+static bool
 session_close_if_revoked(struct session *s, const struct policy_gen *g)
 {
 	const char *chain[1] = { s->allowed_by };
@@ -1306,10 +1466,26 @@ session_close_if_revoked(struct session *s, const struct policy_gen *g)
 		return false;
 	/* Judged as it was: by the executable that allowed it, if any. */
 	if (policy_index_decide(g->index, s->host, s->port, s->allowed_by != NULL ? chain : NULL,
-	    s->allowed_by != NULL ? 1 : 0, &m) == POLICY_ALLOW)
-		return false;
+	    s->allowed_by != NULL ? 1 : 0, &m) == POLICY_ALLOW) {
+		if (m.endpoint->tls != POLICY_TLS_TERMINATE)
+			return false;
+		session_close(s, "policy_changed");
+		return true;
+	}
 	denial_ring_add(s->tenant->denials, time_now_us(), s->host, s->port, s->binary,
 	    s->binary != NULL ? s->pid : -1, "revoked_by_policy_change");
 	session_close(s, "revoked_by_policy_change");
 	return true;
+}
+
+bool
+session_policy_changed(struct session *s, const struct policy_gen *g, bool close_revoked)
+{
+	if (s->state == SESSION_TERMINATED) {
+		/* Its requests were judged by the rules it was decided under:
+		 * any change may have changed them, and HTTP clients reconnect. */
+		session_close(s, "policy_changed");
+		return true;
+	}
+	return close_revoked && session_close_if_revoked(s, g);
 }

@@ -29,7 +29,7 @@
 struct index_ref {
 	const struct policy_rule *rule;
 	const struct policy_endpoint *ep;
-	uint32_t ordinal;               /* position in policy order */
+	uint32_t ordinal;               /* position in policy order, terminated endpoints first */
 	bool any_binary;                /* the rule lists MATCH_ANY_BINARY_GLOB */
 };
 
@@ -62,6 +62,7 @@ struct index_decision {
 	bool named;                     /* some entry names host:port */
 	bool identifiable;              /* some binary-scoped entry could allow */
 	uint32_t best;                  /* ordinal of the first allowing entry */
+	uint32_t terminated_unknown;    /* the first terminated binary-scoped one that might */
 	struct policy_match match;
 };
 
@@ -155,19 +156,26 @@ index_count(const struct policy *p, size_t counts[INDEX_NKINDS])
 			if (index_endpoint_usable(&p->rules[r].endpoints[e]))
 				counts[p->rules[r].endpoints[e].host.kind]++;
 	}
-	return total < INDEX_NO_MATCH;
+	return total < INDEX_NO_MATCH / 2;
 }
 
-/* Appends a reference for every usable endpoint to its kind's table. */
+/* Appends a reference for every usable endpoint to its kind's table.
+ * Endpoints whose TLS is terminated come before all others, in policy
+ * order among themselves: where two entries allow one connection, the
+ * one that judges its requests decides, so that another entry cannot let
+ * past unjudged what rules restrict (corral-policy(5), "TERMINATED
+ * ENDPOINTS"). */
 static void
 index_fill(struct policy_index *idx)
 {
 	const struct policy *p = idx->policy;
 	const struct policy_endpoint *ep;
 	struct index_table *t;
-	uint32_t ordinal = 0;
+	uint32_t ordinal = 0, total = 0;
 	size_t r, e;
 
+	for (r = 0; r < p->nrules; r++)
+		total += (uint32_t)p->rules[r].nendpoints;
 	for (r = 0; r < p->nrules; r++) {
 		bool any = index_rule_any_binary(&p->rules[r]);
 
@@ -176,7 +184,8 @@ index_fill(struct policy_index *idx)
 			if (!index_endpoint_usable(ep))
 				continue;
 			t = &idx->tables[ep->host.kind];
-			t->refs[t->nrefs++] = (struct index_ref){ &p->rules[r], ep, ordinal, any };
+			t->refs[t->nrefs++] = (struct index_ref){ &p->rules[r], ep,
+			    ep->tls == POLICY_TLS_TERMINATE ? ordinal : total + ordinal, any };
 		}
 	}
 }
@@ -338,6 +347,8 @@ index_consider(struct index_decision *d, const struct index_ref *r)
 			return;         /* an empty list lets nothing through */
 		if (d->binaries == NULL) {
 			d->identifiable = true;
+			if (r->ep->tls == POLICY_TLS_TERMINATE && r->ordinal < d->terminated_unknown)
+				d->terminated_unknown = r->ordinal;
 			return;
 		}
 		if ((binary = index_binary_allowed(d, r->rule)) == NULL)
@@ -352,7 +363,8 @@ policy_index_decide(const struct policy_index *idx, const char *name, uint16_t p
     const char *const *binaries, size_t nbinaries, struct policy_match *out)
 {
 	const struct index_slot *cands[INDEX_CANDIDATES_MAX];
-	struct index_decision d = { port, binaries, nbinaries, false, false, INDEX_NO_MATCH, { 0 } };
+	struct index_decision d = { port, binaries, nbinaries, false, false, INDEX_NO_MATCH,
+		INDEX_NO_MATCH, { 0 } };
 	const struct index_ref *r;
 	size_t n = 0, c, i;
 
@@ -369,6 +381,10 @@ policy_index_decide(const struct policy_index *idx, const char *name, uint16_t p
 	}
 	if (out != NULL)
 		*out = d.match;
+	/* A terminated entry for some binaries decides over the entry that
+	 * allowed without asking which binary: the binary must be known. */
+	if (d.best != INDEX_NO_MATCH && d.terminated_unknown < d.best)
+		return POLICY_NEED_BINARY;
 	if (d.best != INDEX_NO_MATCH)
 		return POLICY_ALLOW;
 	if (!d.named)

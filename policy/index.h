@@ -42,8 +42,10 @@ void policy_index_free(struct policy_index *idx);
  *   boundary (NBINARIES of them); an entry allows when any of them matches
  *   any of its globs, or when it lists MATCH_ANY_BINARY_GLOB (no identification needed).
  * - BINARIES == NULL means "not identified yet": when every entry naming
- *   host:port is binary-scoped the answer is POLICY_NEED_BINARY, and the
- *   caller identifies the process and asks again. A non-NULL BINARIES with
+ *   host:port is binary-scoped, or a binary-scoped entry whose TLS is
+ *   terminated would decide over the one that allows, the answer is
+ *   POLICY_NEED_BINARY, and the caller identifies the process and asks
+ *   again. A non-NULL BINARIES with
  *   NBINARIES == 0 means "identification found no record": binary-scoped
  *   entries then refuse (POLICY_DENY_BINARY). NEED_BINARY is never the
  *   answer when BINARIES is non-NULL.

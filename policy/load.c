@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "policy/cidr.h"
+#include "policy/httprule.h"
 #include "policy/load.h"
 #include "policy/match.h"
 #include "policy/yamltree.h"
@@ -50,6 +51,11 @@ static const struct yamltree_doc load_doc = {
 
 struct raw_endpoint {
 	const struct yamltree_node *map, *host, *port, *ports, *allowed_ips, *sni_check;
+	const struct yamltree_node *tls, *rules;
+};
+
+struct raw_http_rule {
+	const struct yamltree_node *map, *methods, *paths;
 };
 
 struct raw_binary {
@@ -136,6 +142,13 @@ static const struct yamltree_field load_endpoint_fields[] = {
 	[LOAD_ENDPOINT_PORTS] = { "ports", YAMLTREE_SEQUENCE, RAW_ENDPOINT(ports), false, NULL },
 	{ "allowed_ips", YAMLTREE_SEQUENCE, RAW_ENDPOINT(allowed_ips), false, NULL },
 	{ "sni_check", YAMLTREE_SCALAR, RAW_ENDPOINT(sni_check), false, NULL },
+	{ "tls", YAMLTREE_SCALAR, RAW_ENDPOINT(tls), false, NULL },
+	{ "rules", YAMLTREE_SEQUENCE, RAW_ENDPOINT(rules), false, NULL },
+};
+
+static const struct yamltree_field load_http_rule_fields[] = {
+	{ "methods", YAMLTREE_SEQUENCE, offsetof(struct raw_http_rule, methods), false, NULL },
+	{ "paths", YAMLTREE_SEQUENCE, offsetof(struct raw_http_rule, paths), false, NULL },
 };
 
 static const struct yamltree_field load_binary_fields[] = {
@@ -163,6 +176,7 @@ load_shape_endpoint(struct yamltree_ctx *ctx, const struct yamltree_node *map,
 		yamltree_error_at(ctx, map, "endpoint has no 'port' or 'ports' (required)");
 	yamltree_check_items(ctx, e->ports, YAMLTREE_SCALAR, "ports");
 	yamltree_check_items(ctx, e->allowed_ips, YAMLTREE_SCALAR, "allowed_ips");
+	yamltree_check_items(ctx, e->rules, YAMLTREE_MAPPING, "rules");
 }
 
 static void
@@ -890,6 +904,90 @@ load_endpoint_sni(struct yamltree_ctx *ctx, const struct yamltree_node *n, struc
 }
 
 static void
+load_endpoint_tls(struct yamltree_ctx *ctx, const struct yamltree_node *n, struct policy_endpoint *e)
+{
+	struct yamltree_quoted q;
+
+	if (n->plain && strcmp(n->text, "terminate") == 0)
+		e->tls = POLICY_TLS_TERMINATE;
+	else if (n->plain && strcmp(n->text, "passthrough") == 0)
+		e->tls = POLICY_TLS_PASSTHROUGH;
+	else
+		yamltree_error_at(ctx, n, "'tls' must be terminate or passthrough, not '%s'",
+		    yamltree_quote(n->text, &q));
+}
+
+/* One list of a rule (methods or paths, named WHAT) into OUT, each item
+ * checked by CHECK. */
+static void
+load_http_list(struct yamltree_ctx *ctx, const struct yamltree_node *l, const char *what,
+    const char *(*check)(const char *), struct policy_paths *out)
+{
+	struct yamltree_quoted q;
+	const char *why;
+
+	if (l == NULL)
+		return;
+	if (l->nkids == 0 || l->nkids > HTTPRULE_ITEMS_MAX) {
+		yamltree_error_at(ctx, l, "'%ss' lists %zu items: give 1 to %d, or leave it out to "
+		    "match any %s", what, l->nkids, HTTPRULE_ITEMS_MAX, what);
+		return;
+	}
+	if ((out->paths = yamltree_calloc(ctx, l->nkids, sizeof(*out->paths))) == NULL)
+		return;
+	for (size_t i = 0; i < l->nkids; i++) {
+		const struct yamltree_node *n = l->kids[i];
+
+		if (n->type != YAMLTREE_SCALAR)
+			continue;
+		if ((why = check(n->text)) != NULL) {
+			yamltree_error_at(ctx, n, "%s '%s' %s", what, yamltree_quote(n->text, &q), why);
+			continue;
+		}
+		if ((out->paths[out->npaths] = strdup(n->text)) == NULL) {
+			yamltree_nomem(ctx);
+			return;
+		}
+		out->npaths++;
+	}
+}
+
+/* The endpoint's method and path rules (corral-policy(5), "rules"). */
+static void
+load_endpoint_rules(struct yamltree_ctx *ctx, const struct yamltree_node *l,
+    struct policy_endpoint *e)
+{
+	if (e->tls != POLICY_TLS_TERMINATE) {
+		yamltree_error_at(ctx, l, "'rules' needs 'tls: terminate': the proxy reads the "
+		    "requests only of connections it terminates");
+		return;
+	}
+	if (l->nkids == 0 || l->nkids > HTTPRULE_MAX) {
+		yamltree_error_at(ctx, l, "'rules' lists %zu rules: give 1 to %d, or leave it out to "
+		    "let every request through", l->nkids, HTTPRULE_MAX);
+		return;
+	}
+	if ((e->http_rules = yamltree_calloc(ctx, l->nkids, sizeof(*e->http_rules))) == NULL)
+		return;
+	for (size_t i = 0; i < l->nkids; i++) {
+		struct policy_http_rule *rule = &e->http_rules[e->nhttp_rules];
+		struct raw_http_rule raw = { .map = l->kids[i] };
+
+		if (raw.map->type != YAMLTREE_MAPPING)
+			continue;
+		yamltree_walk(ctx, raw.map, "rule", load_http_rule_fields,
+		    YAMLTREE_NFIELDS(load_http_rule_fields), &raw);
+		yamltree_check_items(ctx, raw.methods, YAMLTREE_SCALAR, "methods");
+		yamltree_check_items(ctx, raw.paths, YAMLTREE_SCALAR, "paths");
+		rule->line = raw.map->line;
+		rule->col = raw.map->col;
+		e->nhttp_rules++;
+		load_http_list(ctx, raw.methods, "method", httprule_method_error, &rule->methods);
+		load_http_list(ctx, raw.paths, "path", httprule_path_error, &rule->paths);
+	}
+}
+
+static void
 load_endpoint(struct yamltree_ctx *ctx, const struct raw_endpoint *r, struct policy_endpoint *e)
 {
 	const struct yamltree_node *l = r->allowed_ips;
@@ -909,6 +1007,10 @@ load_endpoint(struct yamltree_ctx *ctx, const struct raw_endpoint *r, struct pol
 	load_endpoint_ports(ctx, r, e);
 	if (r->sni_check != NULL)
 		load_endpoint_sni(ctx, r->sni_check, e);
+	if (r->tls != NULL)
+		load_endpoint_tls(ctx, r->tls, e);
+	if (r->rules != NULL)
+		load_endpoint_rules(ctx, r->rules, e);
 	if (l == NULL || (e->allowed_ips = yamltree_calloc(ctx, l->nkids, sizeof(*e->allowed_ips))) == NULL)
 		return;
 	for (size_t i = 0; i < l->nkids; i++)

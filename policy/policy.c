@@ -42,6 +42,11 @@ policy_endpoint_clear(struct policy_endpoint *e)
 	free(e->host.name);
 	free(e->ports);
 	free(e->allowed_ips);
+	for (size_t i = 0; i < e->nhttp_rules; i++) {
+		policy_paths_clear(&e->http_rules[i].methods);
+		policy_paths_clear(&e->http_rules[i].paths);
+	}
+	free(e->http_rules);
 }
 
 void
@@ -129,10 +134,23 @@ policy_endpoint_copy(struct policy_endpoint *dst, const struct policy_endpoint *
 	dst->host.name = NULL;
 	dst->ports = policy_copy_alloc(src->nports, sizeof(*dst->ports));
 	dst->allowed_ips = policy_copy_alloc(src->nallowed_ips, sizeof(*dst->allowed_ips));
+	dst->http_rules = policy_copy_alloc(src->nhttp_rules, sizeof(*dst->http_rules));
+	dst->nhttp_rules = 0;
 	if (policy_copy_str(&dst->host.name, src->host.name) == -1 ||
 	    (src->nports > 0 && dst->ports == NULL) ||
-	    (src->nallowed_ips > 0 && dst->allowed_ips == NULL))
+	    (src->nallowed_ips > 0 && dst->allowed_ips == NULL) ||
+	    (src->nhttp_rules > 0 && dst->http_rules == NULL))
 		return -1;
+	for (size_t i = 0; i < src->nhttp_rules; i++) {
+		struct policy_http_rule *d = &dst->http_rules[i];
+
+		dst->nhttp_rules++;
+		d->line = src->http_rules[i].line;
+		d->col = src->http_rules[i].col;
+		if (policy_paths_copy(&d->methods, &src->http_rules[i].methods) == -1 ||
+		    policy_paths_copy(&d->paths, &src->http_rules[i].paths) == -1)
+			return -1;
+	}
 	if (src->nports > 0)
 		memcpy(dst->ports, src->ports, src->nports * sizeof(*src->ports));
 	if (src->nallowed_ips > 0)
@@ -259,8 +277,13 @@ policy_endpoint_equal(const struct policy_endpoint *a, const struct policy_endpo
 {
 	if (a->host.kind != b->host.kind || !policy_str_equal(a->host.name, b->host.name) ||
 	    a->sni_check != b->sni_check || a->nports != b->nports ||
-	    a->nallowed_ips != b->nallowed_ips)
+	    a->nallowed_ips != b->nallowed_ips || a->tls != b->tls ||
+	    a->nhttp_rules != b->nhttp_rules)
 		return false;
+	for (size_t i = 0; i < a->nhttp_rules; i++)
+		if (!policy_paths_equal(&a->http_rules[i].methods, &b->http_rules[i].methods) ||
+		    !policy_paths_equal(&a->http_rules[i].paths, &b->http_rules[i].paths))
+			return false;
 	if (a->nports > 0 && memcmp(a->ports, b->ports, a->nports * sizeof(*a->ports)) != 0)
 		return false;
 	for (size_t i = 0; i < a->nallowed_ips; i++)

@@ -44,6 +44,28 @@ struct policy_cidr {
 	uint8_t prefix_len;
 };
 
+/* A list of strings; for filesystem paths: absolute, no ".." segment, no
+ * trailing '/' (but "/"). */
+struct policy_paths {
+	char **paths;
+	size_t npaths;
+};
+
+/* What the proxy does with an endpoint's TLS. */
+enum policy_tls {
+	POLICY_TLS_PASSTHROUGH = 0,     /* relayed untouched, read only for its SNI */
+	POLICY_TLS_TERMINATE,           /* terminated: each HTTP request is judged (rules) */
+};
+
+/* A method and path rule of a terminated endpoint: a request passes when
+ * its method is one of METHODS and its path matches one of PATHS (globs,
+ * match.h's binary syntax); an empty list matches anything. */
+struct policy_http_rule {
+	struct policy_paths methods;    /* upper case HTTP tokens */
+	struct policy_paths paths;      /* absolute globs, "/" alone too */
+	unsigned line, col;
+};
+
 struct policy_endpoint {
 	struct policy_host host;
 	uint16_t *ports;                /* 1-65535, sorted, no duplicates */
@@ -51,6 +73,9 @@ struct policy_endpoint {
 	bool sni_check;                 /* CONNECT: close when the ClientHello names another host (default true) */
 	struct policy_cidr *allowed_ips;
 	size_t nallowed_ips;
+	enum policy_tls tls;
+	struct policy_http_rule *http_rules;    /* with POLICY_TLS_TERMINATE only; none: every request */
+	size_t nhttp_rules;
 	unsigned line, col;             /* where the entry starts in its file (1-based; 0 when built in code) */
 };
 
@@ -76,11 +101,6 @@ struct policy_unix_socket {
 	char *name;                     /* inside: POLICY_UNIX_SOCKETS_DIR "/" NAME */
 	char *env;                      /* a variable naming it inside for every command, or NULL */
 	unsigned line, col;             /* where the entry starts (1-based; 0 when built in code) */
-};
-
-struct policy_paths {
-	char **paths;                   /* absolute, no ".." segment, no trailing '/' (but "/") */
-	size_t npaths;
 };
 
 struct policy {

@@ -630,6 +630,40 @@ render_allowed_ips(struct render_out *o, const struct policy_endpoint *e)
 	render_seq_end(o);
 }
 
+/* KEY: [item, ...], when LIST has any. */
+static void
+render_list(struct render_out *o, const char *key, const struct policy_paths *list)
+{
+	if (list->npaths == 0)
+		return;
+	render_scalar(o, key);
+	render_seq_start(o, YAML_FLOW_SEQUENCE_STYLE);
+	for (size_t i = 0; i < list->npaths; i++)
+		render_scalar(o, list->paths[i]);
+	render_seq_end(o);
+}
+
+/* tls: terminate and its rules, when the endpoint is terminated. */
+static void
+render_tls(struct render_out *o, const struct policy_endpoint *e)
+{
+	if (e->tls != POLICY_TLS_TERMINATE)
+		return;
+	render_scalar(o, "tls");
+	render_scalar(o, "terminate");
+	if (e->nhttp_rules == 0)
+		return;
+	render_scalar(o, "rules");
+	render_seq_start(o, YAML_FLOW_SEQUENCE_STYLE);
+	for (size_t i = 0; i < e->nhttp_rules; i++) {
+		render_map_start(o, YAML_FLOW_MAPPING_STYLE);
+		render_list(o, "methods", &e->http_rules[i].methods);
+		render_list(o, "paths", &e->http_rules[i].paths);
+		render_map_end(o);
+	}
+	render_seq_end(o);
+}
+
 static void
 render_endpoint(struct render_out *o, const struct policy_endpoint *e)
 {
@@ -642,6 +676,7 @@ render_endpoint(struct render_out *o, const struct policy_endpoint *e)
 		render_scalar(o, "false");
 	}
 	render_allowed_ips(o, e);
+	render_tls(o, e);
 	render_map_end(o);
 }
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "broker/init/mounts.h"
+#include "common/buf.h"
 #include "common/sysdirs.h"
 
 #define MOUNTS_OURS_MAX 8               /* file systems corral-init made */
@@ -393,6 +394,112 @@ mounts_write_file(struct mounts_ctx *c, const char *rel, const char *text)
 	return fd;
 }
 
+/* Binds the file FD (one of ours), read-only, over the file MP (what
+ * names it: PATH). */
+static int
+mounts_bind_file_at(struct mounts_ctx *c, int fd, int mp, const char *path)
+{
+	int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH), rc = -1;
+
+	if (tree == -1)
+		mounts_fail(c, "binding %s", path);
+	else
+		rc = mounts_attach_at(c, tree, mp, MOUNTS_RO_ATTRS | MOUNT_ATTR_NOEXEC, path);
+	if (tree != -1)
+		close(tree);
+	return rc;
+}
+
+/* The same over the file at PATH (absolute) in the new root, no link
+ * followed. */
+static int
+mounts_bind_file(struct mounts_ctx *c, int fd, const char *path)
+{
+	int mp = openat(c->root, path + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC), rc;
+
+	if (mp == -1)
+		return mounts_fail(c, "binding %s", path);
+	rc = mounts_bind_file_at(c, fd, mp, path);
+	close(mp);
+	return rc;
+}
+
+/* Where systems keep their trust bundle: Debian and Ubuntu (Arch's a link
+ * to another), Fedora and RHEL, Alpine. */
+static const char *const mounts_bundle_paths[] = { "/etc/ssl/certs/ca-certificates.crt",
+	"/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem", NULL };
+
+/* The system's trust bundle in the new root, links followed inside it
+ * only; -1 when no usual path holds a file. *PATH: which. */
+static int
+mounts_open_bundle(struct mounts_ctx *c, const char **path)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+	    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	struct stat st;
+	int fd;
+
+	for (const char *const *p = mounts_bundle_paths; *p != NULL; p++) {
+		fd = (int)syscall(SYS_openat2, c->root, *p + 1, &how, sizeof(how));
+		if (fd == -1)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			*path = *p;
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/* Appends what FD holds to TEXT; -1 on a read error or past its maximum. */
+static int
+mounts_read_all(int fd, struct buf *text)
+{
+	char chunk[16384];
+	ssize_t n;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if (buf_append(text, chunk, (size_t)n) == -1)
+			return -1;
+	return n == 0 ? 0 : -1;
+}
+
+/* The system's trust bundle (the host's, shown read-only) and the
+ * sandbox CA's certificate PEM, at INITPROTO_CA_BUNDLE_PATH and bound
+ * over the system's own: tools that read either, or the variables naming
+ * the first, trust the endpoints the proxy terminates, and every other
+ * host as before. A system with no bundle at a usual path gets the CA's
+ * alone there (its tools verified nothing before either). */
+static int
+mounts_ca_bundle(struct mounts_ctx *c, const char *pem)
+{
+	const char *sys_path = NULL;
+	struct buf *text;
+	int sys, ours = -1, rc = -1;
+
+	if (pem[0] == '\0')
+		return 0;
+	if ((text = buf_new(MOUNTS_BUNDLE_MAX_BYTES)) == NULL)
+		return mounts_fail(c, "the trust bundle: out of memory");
+	sys = mounts_open_bundle(c, &sys_path);
+	if (sys != -1 && mounts_read_all(sys, text) == -1) {
+		mounts_fail(c, "reading %s", sys_path);
+	} else if ((buf_len(text) > 0 && buf_append_str(text, "\n") == -1) ||
+	    buf_append_str(text, pem) == -1 || buf_append(text, "", 1) == -1) {
+		errno = EFBIG;
+		mounts_fail(c, "the trust bundle");
+	} else if ((ours = mounts_write_file(c, &INITPROTO_CA_BUNDLE_PATH[1], buf_data(text))) != -1) {
+		rc = sys == -1 ? 0 : mounts_bind_file_at(c, ours, sys, sys_path);
+	}
+	if (ours != -1)
+		close(ours);
+	if (sys != -1)
+		close(sys);
+	buf_free(text);
+	return rc;
+}
+
 /* A resolv.conf naming only the gateway: over /etc/resolv.conf, or, when
  * that is a symlink into /run, as the file it names in our /run. */
 static int
@@ -401,7 +508,7 @@ mounts_resolv(struct mounts_ctx *c, const char *gateway)
 	char text[MOUNTS_RESOLV_MAX_BYTES], target[PATH_MAX], abs[PATH_MAX];
 	struct stat st;
 	ssize_t n;
-	int fd, tree, mp, rc = -1;
+	int fd, rc;
 
 	/* No search domains: a short name must not leak the host's domain. */
 	snprintf(text, sizeof(text), "nameserver %s\n", gateway);
@@ -425,18 +532,8 @@ mounts_resolv(struct mounts_ctx *c, const char *gateway)
 	fd = mounts_write_file(c, &MOUNTS_RESOLV_PATH[1], text);  /* without its leading / */
 	if (fd == -1)
 		return -1;
-	tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-	mp = openat(c->root, "etc/resolv.conf", O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (tree == -1 || mp == -1)
-		mounts_fail(c, "binding /etc/resolv.conf");
-	else
-		rc = mounts_attach_at(c, tree, mp, MOUNTS_RO_ATTRS | MOUNT_ATTR_NOEXEC,
-		    "/etc/resolv.conf");
+	rc = mounts_bind_file(c, fd, "/etc/resolv.conf");
 	close(fd);
-	if (tree != -1)
-		close(tree);
-	if (mp != -1)
-		close(mp);
 	return rc;
 }
 
@@ -829,7 +926,8 @@ mounts_build(struct initproto_spec *s, char *err, size_t errlen)
 	    mounts_trees(&c, s) == -1 || mounts_runtime(&c, s->runtime) == -1 ||
 	    mounts_fs(&c, "tmpfs", "run", run_opts,
 	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1 ||
-	    mounts_resolv(&c, s->gateway) == -1 || mounts_sockets(&c, s) == -1 ||
+	    mounts_resolv(&c, s->gateway) == -1 || mounts_ca_bundle(&c, s->ca_pem) == -1 ||
+	    mounts_sockets(&c, s) == -1 ||
 	    mounts_dev(&c, size) == -1 ||
 	    mounts_proc(&c) == -1 || mounts_masks(&c, s) == -1 || mounts_pivot(&c) == -1)
 		goto out;

@@ -16,6 +16,7 @@
 #define MOUNTS_STAGING_DIR "/tmp"
 /* Where the sandbox's generated resolv.conf lives inside. */
 #define MOUNTS_RESOLV_PATH "/run/corral/resolv.conf"
+#define MOUNTS_BUNDLE_MAX_BYTES (8 * 1024 * 1024)
 
 /* The device nodes bound from the host into /dev. NULL-terminated. */
 extern const char *const mounts_dev_nodes[];

@@ -198,6 +198,7 @@ monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 	for (size_t i = 0; i < r->n_grants; i++)
 		seqmsg_put_str(m, r->grants[i]);
 	monitor_wire_create_encode_sockets(m, r);
+	seqmsg_put_str(m, r->ca_pem != NULL ? r->ca_pem : "");
 }
 
 /* run_as. Who the caller is travels as its connection, not as numbers:
@@ -252,7 +253,7 @@ int
 monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 {
 	struct monitor_create *r = &out->req;
-	const char *workdir;
+	const char *workdir, *ca_pem;
 	uint32_t slot, cpu;
 
 	memset(out, 0, sizeof(*out));
@@ -265,8 +266,10 @@ monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 	    monitor_wire_get_u64(m, &r->home_bytes) == -1 ||
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
 	    monitor_wire_create_grants(m, out) == -1 ||
-	    monitor_wire_create_sockets(m, out) == -1 || seqmsg_get_end(m, 1) == -1)
+	    monitor_wire_create_sockets(m, out) == -1 || seqmsg_get_str(m, &ca_pem) == -1 ||
+	    strlen(ca_pem) > MONITOR_CA_PEM_MAX_BYTES || seqmsg_get_end(m, 1) == -1)
 		return monitor_wire_bad();
+	r->ca_pem = ca_pem[0] != '\0' ? ca_pem : NULL;
 	r->caller_fd = seqmsg_take_fd(m, 0);
 	r->workdir = workdir[0] != '\0' ? workdir : NULL;
 	r->slot = slot;

@@ -44,6 +44,7 @@
 #define MONITOR_HOME_MAX_BYTES 4096     /* a sandbox's HOME path */
 #define MONITOR_SLOTS_MAX 16384         /* /30s of a /16 pool: CREATE names one */
 #define MONITOR_SOCKETS_MAX 16          /* host Unix sockets one CREATE lists */
+#define MONITOR_CA_PEM_MAX_BYTES 8192   /* the sandbox CA's certificate, PEM */
 
 enum monitor_wire_type {
 	MONITOR_HELLO = 64,
@@ -102,6 +103,7 @@ struct monitor_create {
 	size_t n_grants;
 	const struct monitor_socket *sockets;   /* the policy's host Unix sockets */
 	size_t n_sockets;               /* at most MONITOR_SOCKETS_MAX */
+	const char *ca_pem;             /* the sandbox's CA certificate, trusted inside; NULL: none */
 };
 
 /* A path a grant did not copy, and why. */

@@ -628,7 +628,7 @@ privop_start_init(struct privop *p, const struct monitor_create *req,
 		.init_path = p->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
 		.own_dirs = p->cfg.own_dirs, .n_own_dirs = p->cfg.n_own_dirs,
 		.tmpfs_bytes = req->tmpfs_bytes,
-		.sockets = req->sockets, .n_sockets = req->n_sockets,
+		.sockets = req->sockets, .n_sockets = req->n_sockets, .ca_pem = req->ca_pem,
 	};
 
 	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));

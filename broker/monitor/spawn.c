@@ -59,6 +59,7 @@ struct spawn {
 	bool seccomp;
 	struct initproto_spec ispec;    /* its text borrowed from the caller's spec */
 	char *workdir;
+	char *ca_pem;
 };
 
 /* True when PATH is absolute, below /, and has no "", "." or ".." part. */
@@ -458,6 +459,7 @@ spawn_fill(struct spawn *sp, const struct spawn_spec *s, const int *fds)
 	is->gateway = s->gateway;
 	is->home = s->home;
 	is->runtime = s->runtime != NULL ? s->runtime : "";
+	is->ca_pem = sp->ca_pem != NULL ? sp->ca_pem : "";
 	is->tmp_mib = (uint32_t)((s->tmpfs_bytes + SPAWN_MIB - 1) / SPAWN_MIB);
 	is->n_roots = s->n_roots;
 	for (i = 0; i < s->n_roots; i++) {
@@ -644,6 +646,7 @@ spawn_start(const struct spawn_spec *s, char **err)
 	if (spawn_clone_trees(fds, s->n_roots + 1, s, err) == -1)
 		goto fail;
 	sp->name = xstrdup(s->name);
+	sp->ca_pem = s->ca_pem != NULL ? xstrdup(s->ca_pem) : NULL;
 	spawn_fill(sp, s, fds);
 	for (i = 0; i <= CORRAL_ROOTS_MAX; i++)
 		fds[i] = -1;
@@ -769,5 +772,6 @@ spawn_free(struct spawn *sp)
 		close(sp->netns);
 	free(sp->workdir);
 	free(sp->name);
+	free(sp->ca_pem);
 	free(sp);
 }

@@ -45,6 +45,8 @@ struct spawn_spec {
 	                         * writable root, else HOME */
 	const char *gateway;    /* the sandbox's gateway: its only nameserver */
 	const char *runtime;    /* corral's runtime folder, shown read-only, or NULL */
+	const char *ca_pem;     /* the sandbox CA's certificate (PEM), added to the
+	                         * trust bundle inside; NULL: none */
 	const char *init_path;  /* the corral-init binary */
 	uint64_t tmpfs_bytes;   /* the size of /tmp and of /dev/shm, each; 0 is refused */
 	const char *const *own_dirs;    /* corrald's state, log and profile

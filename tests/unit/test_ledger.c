@@ -270,6 +270,41 @@ test_format_unix_refusal(void **state)
 }
 
 static void
+test_format_request_record_has_its_four_fields(void **state)
+{
+	struct ledger_record rec;
+	char out[LEDGER_RECORD_MAX_BYTES];
+	const char *expect = "{\"ts\":\"2025-11-29T17:58:31.123456Z\",\"event\":\"request\","
+	    "\"id\":9,\"sandbox\":\"sb\",\"session_id\":null,\"agent\":null,\"run\":null,"
+	    "\"pid\":null,\"binary\":null,\"mode\":\"connect\",\"host\":\"api.github.com\","
+	    "\"port\":443,\"ip\":null,\"decision\":\"deny\",\"policy\":\"api\","
+	    "\"reason\":\"path_not_allowed\",\"bytes_up\":null,\"bytes_down\":null,"
+	    "\"duration_ms\":null,\"method\":\"DELETE\",\"path\":\"/repos/x?\\\"q\",\"status\":403,"
+	    "\"secrets\":null}\n";
+
+	(void)state;
+	ledger_record_init(&rec, LEDGER_EVENT_REQUEST);
+	rec.ts_us = TEST_TS_US;
+	rec.id = 9;
+	rec.sandbox = "sb";
+	rec.mode = LEDGER_MODE_CONNECT;
+	rec.host = "api.github.com";
+	rec.port = 443;
+	rec.decision = LEDGER_DECISION_DENY;
+	rec.policy = "api";
+	rec.reason = "path_not_allowed";
+	rec.method = "DELETE";
+	rec.path = "/repos/x?\"q";
+	rec.status = 403;
+	format(&rec, out);
+	assert_string_equal(out, expect);
+	/* Another event never writes them, whatever they hold. */
+	rec.event = LEDGER_EVENT_CONNECT;
+	format(&rec, out);
+	assert_null(strstr(out, "\"method\""));
+}
+
+static void
 test_format_negative_numbers_and_dns_mode(void **state)
 {
 	struct ledger_record rec;
@@ -942,6 +977,7 @@ main(void)
 		cmocka_unit_test(test_format_close_record_has_bytes_and_duration),
 		cmocka_unit_test(test_format_absent_fields_are_null),
 		cmocka_unit_test(test_format_unix_refusal),
+		cmocka_unit_test(test_format_request_record_has_its_four_fields),
 		cmocka_unit_test(test_format_negative_numbers_and_dns_mode),
 		cmocka_unit_test(test_format_zero_ts_means_now),
 		cmocka_unit_test(test_format_ts_reuses_the_second_and_stays_exact),

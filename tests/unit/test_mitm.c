@@ -16,6 +16,7 @@
  * response that never comes is a 504; an idle connection is closed. */
 #include "config.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -78,6 +79,8 @@ struct bed {
 	unsigned requests_told, refused_told;
 	char misused[16];               /* the secret a misuse named */
 	bool client_rests;              /* with no requests: waits for the mitm's close */
+	bool ledger_full;               /* the request hook cannot record a passed request */
+	bool hello_read_first;          /* the ClientHello is read before the mitm starts */
 };
 
 static struct bed bed;
@@ -98,7 +101,7 @@ judge(void *arg, const char *method, const char *target)
 	return strncmp(target, "/denied", 7) == 0 ? "path_not_allowed" : NULL;
 }
 
-static void
+static int
 on_request(void *arg, const struct mitm_request *r)
 {
 	struct bed *b = arg;
@@ -107,6 +110,7 @@ on_request(void *arg, const struct mitm_request *r)
 	b->refused_told += r->refused != NULL;
 	if (r->secret != NULL)
 		snprintf(b->misused, sizeof(b->misused), "%s", r->secret);
+	return b->ledger_full && r->refused == NULL ? -1 : 0;
 }
 
 static void
@@ -308,7 +312,8 @@ run(void)
 	struct mitm_hooks hooks = { judge, on_request, on_done, &bed };
 	pthread_t client, upstream;
 	int c[2], u[2];
-	char *err = NULL;
+	char *err = NULL, early[4096];
+	ssize_t early_len = 0;
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, c), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, u), 0);
@@ -318,10 +323,18 @@ run(void)
 	assert_int_equal(fcntl_blocking(c[1]), 0);
 	assert_int_equal(fcntl_blocking(u[1]), 0);
 	assert_non_null(bed.base = event_base_new());
-	bed.m = mitm_start(bed.base, &bed.cfg, HOST, c[0], NULL, 0, u[0], &hooks, &err);
+	pthread_create(&client, NULL, client_main, &bed);
+	if (bed.hello_read_first) {
+		/* As the transparent listener does: the bytes are the mitm's first. */
+		struct pollfd p = { .fd = c[0], .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		assert_true((early_len = recv(c[0], early, sizeof(early), 0)) > 0);
+	}
+	bed.m = mitm_start(bed.base, &bed.cfg, HOST, 443, c[0], early, (size_t)early_len, u[0],
+	    &hooks, &err);
 	if (bed.m == NULL)
 		fail_msg("mitm_start: %s", err);
-	pthread_create(&client, NULL, client_main, &bed);
 	pthread_create(&upstream, NULL, upstream_main, &bed);
 	event_base_dispatch(bed.base);
 	mitm_free(bed.m);
@@ -549,6 +562,72 @@ test_a_response_that_never_comes_is_a_504(void **state)
 }
 
 static void
+test_a_request_the_ledger_cannot_record_does_not_go(void **state)
+{
+	char *r = request_with("/a", "Authorization");
+
+	(void)state;
+	bed.ledger_full = true;
+	bed.requests[0] = r;
+	bed.nrequests = 1;
+	run();
+	assert_int_equal(bed.nseen, 0);
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 403 ", 13) == 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"ledger_unavailable\""));
+	free(r);
+}
+
+static void
+test_a_host_with_another_port_is_refused(void **state)
+{
+	const char *other = "GET /a HTTP/1.1\r\nHost: " HOST ":8443\r\n\r\n";
+	const char *same = "GET /b HTTP/1.1\r\nHost: " HOST ":443\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = other;
+	bed.requests[1] = same;
+	bed.nrequests = 2;
+	run();
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"host_mismatch\""));
+	assert_true(strncmp(bed.answers[1], "HTTP/1.1 200 ", 13) == 0);
+	assert_int_equal(bed.nseen, 1);
+}
+
+static void
+test_a_refused_request_that_waits_for_100_closes(void **state)
+{
+	const char *held = "POST /denied HTTP/1.1\r\nHost: " HOST "\r\nExpect: 100-continue\r\n"
+	    "Content-Length: 5\r\n\r\n";
+	const char *next = "GET /b HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = held;
+	bed.requests[1] = next;
+	bed.nrequests = 2;
+	run();
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 403 ", 13) == 0);
+	assert_non_null(strstr(bed.answers[0], "Connection: close"));
+	/* What follows could be its body or the next request: none is read. */
+	assert_int_equal(bed.nseen, 0);
+}
+
+static void
+test_a_client_hello_read_before_is_the_handshake_s_start(void **state)
+{
+	char *r = request_with("/user", "Authorization");
+
+	(void)state;
+	bed.hello_read_first = true;
+	bed.requests[0] = r;
+	bed.nrequests = 1;
+	run();
+	assert_int_equal(bed.client_verify, X509_V_OK);
+	assert_int_equal(bed.nseen, 1);
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 200 OK\r\n", 17) == 0);
+	free(r);
+}
+
+static void
 test_an_idle_connection_is_closed(void **state)
 {
 	(void)state;
@@ -582,6 +661,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_a_response_that_never_comes_is_a_504, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_an_idle_connection_is_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_client_hello_read_before_is_the_handshake_s_start,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_request_the_ledger_cannot_record_does_not_go,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_host_with_another_port_is_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_a_refused_request_that_waits_for_100_closes,
+		    setup, teardown),
 	};
 
 	/* A test whose connection never ends fails, not hangs; a peer gone

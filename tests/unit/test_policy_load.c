@@ -270,7 +270,7 @@ test_unknown_endpoint_key_lists_expected_keys(void **state)
 	const char *body = "host: github.com, port: 443, protocol: rest";
 
 	assert_endpoint_refused(body, "protocol",
-	    "unknown key 'protocol' in endpoint (expected host, port, ports, allowed_ips, sni_check)");
+	    "unknown key 'protocol' in endpoint (expected host, port, ports, allowed_ips, sni_check, tls, rules)");
 }
 
 static void
