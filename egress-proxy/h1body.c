@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/hex.h"
 #include "egress-proxy/h1body.h"
 
 /* --- The chunked coding ------------------------------------------------- */
@@ -36,18 +37,6 @@ h1_chunked_done(const struct h1_chunked *c)
 	return c->state == H1C_DONE;
 }
 
-static int
-h1_hex(uint8_t b)
-{
-	if (b >= '0' && b <= '9')
-		return b - '0';
-	if (b >= 'a' && b <= 'f')
-		return b - 'a' + 10;
-	if (b >= 'A' && b <= 'F')
-		return b - 'A' + 10;
-	return -1;
-}
-
 /* A byte a line may hold: printable, HTAB, or 0x80 and above. */
 static bool
 h1_line_byte(uint8_t b)
@@ -63,7 +52,7 @@ h1_chunked_byte(struct h1_chunked *c, uint8_t b)
 
 	switch (c->state) {
 	case H1C_SIZE:
-		if ((h = h1_hex(b)) >= 0 && c->digits < H1_CHUNK_SIZE_MAX_DIGITS) {
+		if ((h = hex_digit(b)) >= 0 && c->digits < H1_CHUNK_SIZE_MAX_DIGITS) {
 			c->left = c->left * 16 + (uint64_t)h;
 			c->digits++;
 			return true;

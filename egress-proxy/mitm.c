@@ -66,6 +66,7 @@ struct mitm {
 	const char *upstream_failed;    /* why its TLS failed, once it did */
 	const char *end;                /* why it ends (NULL: normally) */
 	bool ended;
+	bool notified;                  /* the sandbox's close_notify is written */
 	bool head_request, upgrade, close_after;
 	bool answered;                  /* some of this response's bytes went back */
 	char method[MITM_METHOD_MAX_BYTES];     /* the request passed on, for a 504 */
@@ -189,16 +190,35 @@ mitm_client_flushed(const struct mitm *m)
 	    evbuffer_get_length(m->client_wire) == 0;
 }
 
-/* The last answer is out: then it ends. */
+/* Everything written to the sandbox has left: a close_notify follows it,
+ * so that a body read to the close ends as TLS ends rather than as a cut,
+ * and once that has left too, M ends. */
+static void
+mitm_finish_close(struct mitm *m)
+{
+	SSL *ssl;
+
+	if (!m->notified && m->client_up && (ssl = bufferevent_openssl_get_ssl(m->client)) != NULL) {
+		m->notified = true;
+		(void)SSL_shutdown(ssl);
+		ERR_clear_error();
+	}
+	if (evbuffer_get_length(m->client_wire) == 0)
+		mitm_end(m, m->end);
+}
+
+/* The last answer is out: then it ends (WHY, NULL: normally). */
 static void
 mitm_close_after_write(struct mitm *m, const char *why)
 {
+	if (m->ended)
+		return;         /* already ended, and why is kept */
 	m->stage = MITM_CLOSING;
 	m->end = why;
 	bufferevent_disable(m->client, EV_READ);
 	bufferevent_disable(m->upstream, EV_READ);
 	if (mitm_client_flushed(m))
-		mitm_end(m, why);
+		mitm_finish_close(m);
 }
 
 static void
@@ -207,8 +227,8 @@ mitm_on_wire_drained(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	struct mitm *m = arg;
 
 	(void)buf;
-	if (info->n_deleted > 0 && m->stage == MITM_CLOSING && mitm_client_flushed(m))
-		mitm_end(m, m->end);
+	if (info->n_deleted > 0 && !m->ended && m->stage == MITM_CLOSING && mitm_client_flushed(m))
+		mitm_finish_close(m);
 }
 
 void
@@ -608,7 +628,7 @@ mitm_pass(struct mitm *m, const uint8_t *head, const struct http_request *req,
 	else if (mitm_tell(m, method, target, NULL, NULL, 0, used) == -1)
 		why = "ledger_unavailable";
 	else if (mitm_send_wiped(m->upstream, out) == -1)
-		why = "out_of_memory";
+		mitm_end(m, "out_of_memory");   /* recorded as passed: no second record */
 	else
 		m->up += req->head_len;
 	buf_free(out);
@@ -659,6 +679,8 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 		return false;           /* the upstream's handshake first */
 	if ((refused = mitm_refusal(m, head, req, method, target)) == NULL)
 		refused = mitm_pass(m, head, req, method, target, &which);
+	if (m->ended)
+		return false;
 	mitm_body_set(&m->body, req->chunked ? H1_BODY_CHUNKED : req->has_content_length &&
 	    req->content_length > 0 ? H1_BODY_LENGTH : H1_BODY_NONE, req->content_length);
 	held = m->body.kind != H1_BODY_NONE && mitm_expects_continue(head, req);
@@ -722,6 +744,7 @@ mitm_client_turn(struct mitm *m)
 				    http_err_reason(e);
 
 				free(req);
+				m->head_request = false;        /* not the last request's */
 				mitm_answer(m, status, why, "-", "-", true);
 				(void)mitm_tell(m, "-", "-", why, NULL, status, 0);
 				mitm_close_after_write(m, "bad_request");
@@ -921,7 +944,7 @@ mitm_on_client_write(struct bufferevent *bev, void *arg)
 	(void)bev;
 	if (m->stage == MITM_CLOSING) {
 		if (mitm_client_flushed(m))
-			mitm_end(m, m->end);
+			mitm_finish_close(m);
 		return;
 	}
 	if (m->upstream_failed == NULL)
@@ -954,6 +977,11 @@ mitm_on_client_event(struct bufferevent *bev, short what, void *arg)
 		mitm_client_turn(m);
 		return;
 	}
+	/* Closing already: it ends for the reason it was closing for. */
+	if (m->stage == MITM_CLOSING) {
+		mitm_end(m, m->end);
+		return;
+	}
 	/* The sandbox closed: between requests that is the normal end. */
 	mitm_end(m, (what & BEV_EVENT_EOF) && m->stage == MITM_REQ_HEAD ? NULL :
 	    m->client_up ? "sandbox_closed" : "sandbox_tls_failed");
@@ -965,6 +993,8 @@ mitm_on_upstream_event(struct bufferevent *bev, short what, void *arg)
 	struct mitm *m = arg;
 	SSL *ssl = bufferevent_openssl_get_ssl(bev);
 
+	if (m->stage == MITM_CLOSING && !(what & BEV_EVENT_CONNECTED))
+		return;         /* what the sandbox is sent now is all it gets */
 	if (what & BEV_EVENT_CONNECTED) {
 		/* The handshake's deadline only: each response has its own. */
 		bufferevent_set_timeouts(bev, NULL, NULL);

@@ -103,11 +103,12 @@ const char *proxy_tenant_name_for(struct proxy_tenant *t, const struct sockaddr_
     uint16_t port, const struct policy_gen *g);
 /* Closes S now (teardown of its tenant): no callback of it runs again. */
 void session_abort(struct session *s);
-/* The tenant's policy is now G: S is closed if its TLS is terminated (its
+/* The tenant's policy changed: S is closed if its TLS is terminated (its
  * requests were judged by the rules it opened under), or, with
- * CLOSE_REVOKED, if G would refuse its tunnel or terminate it; true if it
- * was. */
-bool session_policy_changed(struct session *s, const struct policy_gen *g, bool close_revoked);
+ * CLOSE_REVOKED, if the new policy would refuse its tunnel or terminate
+ * it; true if it was. A session still being decided, resolved or dialled
+ * is decided again when it connects (session.c). */
+bool session_policy_changed(struct session *s, bool close_revoked);
 /* Frees the sessions marked closing (from the loop, never from their own callbacks). */
 void session_reap(struct proxy *p);
 struct session *session_next(const struct session *s);

@@ -492,7 +492,7 @@ proxy_tenant_set_policy(struct proxy_tenant *t, struct policy *next, bool close_
 	t->gen = g;
 	for (s = t->sessions; s != NULL; s = following) {
 		following = session_next(s);
-		if (session_policy_changed(s, g, close_revoked))
+		if (session_policy_changed(s, close_revoked))
 			count++;
 	}
 	if (closed != NULL)

@@ -97,6 +97,8 @@ static void session_on_sniff(struct session *s);
 static void session_on_connected(struct session *s);
 static void session_name_from_dns(struct session *s);
 static const struct identify_owner *session_identify(struct session *s);
+static enum policy_verdict session_decide_again(struct session *s, const char **reason);
+static const char *session_unterminable(const struct session *s);
 
 struct session *
 session_next(const struct session *s)
@@ -704,11 +706,6 @@ session_terminate(struct session *s)
 	int client = s->client_fd, upstream = s->upstream_fd;
 	char *err = NULL;
 
-	/* Decided under a policy since replaced: its rules may be gone. */
-	if (s->gen != t->gen) {
-		session_fail(s, 503, "policy_changed");
-		return;
-	}
 	if (s->mode == LEDGER_MODE_CONNECT) {
 		if (send(client, REPLY_CONNECTED, reply_len, MSG_NOSIGNAL | MSG_DONTWAIT) !=
 		    (ssize_t)reply_len) {
@@ -718,6 +715,9 @@ session_terminate(struct session *s)
 		session_drop_head(s, s->head_len);
 	}
 	session_stop_events(s);
+	/* TLS writes small records both ways: Nagle's wait for an ACK the
+	 * peer delays would add 40 ms to a handshake. */
+	(void)setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	t->mitm.server_ctx = p->server_ctx;
 	t->mitm.upstream_ctx = p->upstream_ctx;
 	s->client_fd = s->upstream_fd = -1;     /* the mitm's, even when it fails */
@@ -735,6 +735,25 @@ session_terminate(struct session *s)
 	}
 }
 
+/* The policy changed while S resolved or dialled: what allows it now
+ * decides, and how. False when it no longer may (refused and closed). */
+static bool
+session_still_allowed(struct session *s)
+{
+	const char *why;
+
+	if (session_decide_again(s, &why) != POLICY_ALLOW) {
+		session_deny(s, "revoked_by_policy_change");
+		return false;
+	}
+	if (s->endpoint->tls == POLICY_TLS_TERMINATE && (why = session_unterminable(s)) != NULL) {
+		session_deny(s, why);
+		return false;
+	}
+	s->sni_check = s->endpoint->sni_check && s->mode == LEDGER_MODE_CONNECT;
+	return true;
+}
+
 static void
 session_on_connected(struct session *s)
 {
@@ -750,6 +769,8 @@ session_on_connected(struct session *s)
 		    error == ECONNREFUSED ? "upstream_refused" : "upstream_unreachable");
 		return;
 	}
+	if (s->gen != s->tenant->gen && !session_still_allowed(s))
+		return;
 	if (s->endpoint->tls == POLICY_TLS_TERMINATE) {
 		session_terminate(s);
 		return;
@@ -1050,6 +1071,48 @@ session_unterminable(const struct session *s)
 	return NULL;
 }
 
+/* Makes the tenant's current policy generation S's own. The entry that
+ * allowed S (rule, endpoint) lives in the generation it was decided
+ * under: the caller decides again before using them. */
+static void
+session_take_current_gen(struct session *s)
+{
+	if (s->gen == s->tenant->gen)
+		return;
+	policy_gen_unref(s->gen);
+	s->gen = policy_gen_ref(s->tenant->gen);
+}
+
+/* Decides S, allowed under a policy since replaced, again under the
+ * current one, as it was decided: by the executable that allowed it, or,
+ * when the new policy asks which binary, identified now. On POLICY_ALLOW
+ * S's entry is the new policy's; otherwise *REASON may say why. */
+static enum policy_verdict
+session_decide_again(struct session *s, const char **reason)
+{
+	const char *chain[1] = { s->allowed_by };
+	struct policy_match m;
+	enum policy_verdict v;
+	char *by;
+
+	session_take_current_gen(s);
+	*reason = NULL;
+	v = policy_index_decide(s->gen->index, s->host, s->port, s->allowed_by != NULL ? chain : NULL,
+	    s->allowed_by != NULL ? 1 : 0, &m);
+	if (v == POLICY_NEED_BINARY)
+		v = session_decide_by_binary(s, &m, reason);
+	if (v != POLICY_ALLOW)
+		return v;
+	s->rule = m.rule->name;
+	s->endpoint = m.endpoint;
+	if (m.binary != NULL && (s->allowed_by == NULL || strcmp(m.binary, s->allowed_by) != 0) &&
+	    (by = strdup(m.binary)) != NULL) {
+		free(s->allowed_by);
+		s->allowed_by = by;
+	}
+	return POLICY_ALLOW;
+}
+
 /* Judges the request by the tenant's current policy. */
 static void
 session_decide(struct session *s)
@@ -1062,6 +1125,8 @@ session_decide(struct session *s)
 		session_answer_info(s);
 		return;
 	}
+	/* The policy in force now, not the one when the client connected. */
+	session_take_current_gen(s);
 	v = policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m);
 	if (v == POLICY_NEED_BINARY)
 		v = session_decide_by_binary(s, &m, &reason);
@@ -1457,17 +1522,14 @@ session_start(struct proxy_tenant *t, int fd, const struct sockaddr_storage *pee
 /* Closes S if its tunnel would be refused under G, or terminated (its
  * bytes would no longer pass unread); true if it did. */
 static bool
-session_close_if_revoked(struct session *s, const struct policy_gen *g)
+session_close_if_revoked(struct session *s)
 {
-	const char *chain[1] = { s->allowed_by };
-	struct policy_match m;
+	const char *why;
 
 	if (s->state != SESSION_RELAY && s->state != SESSION_SNIFF)
 		return false;
-	/* Judged as it was: by the executable that allowed it, if any. */
-	if (policy_index_decide(g->index, s->host, s->port, s->allowed_by != NULL ? chain : NULL,
-	    s->allowed_by != NULL ? 1 : 0, &m) == POLICY_ALLOW) {
-		if (m.endpoint->tls != POLICY_TLS_TERMINATE)
+	if (session_decide_again(s, &why) == POLICY_ALLOW) {
+		if (s->endpoint->tls != POLICY_TLS_TERMINATE)
 			return false;
 		session_close(s, "policy_changed");
 		return true;
@@ -1479,7 +1541,7 @@ session_close_if_revoked(struct session *s, const struct policy_gen *g)
 }
 
 bool
-session_policy_changed(struct session *s, const struct policy_gen *g, bool close_revoked)
+session_policy_changed(struct session *s, bool close_revoked)
 {
 	if (s->state == SESSION_TERMINATED) {
 		/* Its requests were judged by the rules it was decided under:
@@ -1487,5 +1549,5 @@ session_policy_changed(struct session *s, const struct policy_gen *g, bool close
 		session_close(s, "policy_changed");
 		return true;
 	}
-	return close_revoked && session_close_if_revoked(s, g);
+	return close_revoked && session_close_if_revoked(s);
 }

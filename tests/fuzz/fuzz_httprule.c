@@ -1,8 +1,9 @@
 /* Fuzz target for policy/httprule: the input is a method, a NUL, and a
  * request target, judged by fixed rules. Aborts when a target passes that
  * an upstream could read as a path outside them: one with an encoded '/'
- * or '\', a '\', a "." or ".." segment (plain or encoded), or a path that
- * does not start with an allowed prefix. */
+ * or '\', a '\', ';' or '#', an encoded '%', an overlong UTF-8 lead byte, a
+ * "." or ".." segment (plain or encoded), or a path that does not start
+ * with an allowed prefix. */
 #include "config.h"
 
 #include <stdbool.h>
@@ -72,7 +73,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fuzz_path_holds(target, "%2f") || fuzz_path_holds(target, "%5c") ||
 		    fuzz_path_holds(target, "\\") || fuzz_path_holds(target, "//") ||
 		    fuzz_path_holds(target, ";") || fuzz_path_holds(target, "%3b") ||
-		    fuzz_path_holds(target, "%23") ||
+		    fuzz_path_holds(target, "%23") || fuzz_path_holds(target, "%25") ||
+		    fuzz_path_holds(target, "%c0") || fuzz_path_holds(target, "%c1") ||
 		    fuzz_dot_segment(target))
 			abort();
 		if (strncmp(target, "/repos/acme", 11) != 0 && strncmp(target, "/repos/%61cme", 13) != 0 &&

@@ -164,6 +164,8 @@ test_requests_are_judged_by_method_and_path(void **state)
 	/* Unreserved characters mean the same encoded. */
 	assert_null(httprule_judge(e, "GET", "/repos/%61cme/app"));
 	assert_string_equal(httprule_judge(e, "POST", "/user"), "path_not_allowed");
+	/* A trailing slash is a folder: only a folder rule ("/a/" "**") takes it. */
+	assert_string_equal(httprule_judge(e, "GET", "/user/"), "path_not_allowed");
 	assert_string_equal(httprule_judge(e, "GET", "/repos/other/app"), "path_not_allowed");
 	assert_string_equal(httprule_judge(e, "DELETE", "/repos/acme/app"), "method_not_allowed");
 	assert_string_equal(httprule_judge(e, "get", "/user"), "method_not_allowed");
@@ -185,6 +187,7 @@ test_paths_an_upstream_would_read_otherwise_are_refused(void **state)
 		"/repos/acme/%zz", "/repos/acme/%4", "*", "http://api.github.com/repos/acme/x", "",
 		"/repos/acme/..;/admin", "/repos/acme/x;a=b", "/repos/acme/%2e%2e%3b/admin",
 		"/repos/acme#/../admin", "/repos/acme/%23x",
+		"/repos/acme/%252e%252e/other", "/repos/acme/%c0%ae%c0%ae/other", "/repos/acme/%C1%9C",
 	};
 
 	(void)state;
@@ -197,6 +200,15 @@ test_paths_an_upstream_would_read_otherwise_are_refused(void **state)
 	/* Other encoded characters stay encoded, and match only as written. */
 	assert_null(httprule_judge(e, "GET", "/repos/acme/a%20b"));
 	policy_free(p);
+	/* A glob's encodings are in capitals, as requests are matched. */
+	p = load_ok("      - {host: a.example, port: 443, tls: terminate, rules: [{paths: [\"/a%2Bb\"]}]}\n");
+	assert_null(httprule_judge(endpoint0(p), "GET", "/a%2bb"));
+	assert_null(httprule_judge(endpoint0(p), "GET", "/a%2Bb"));
+	policy_free(p);
+	load_refused("      - {host: a.example, port: 443, tls: terminate, rules: [{paths: [\"/a%2bb\"]}]}\n",
+	    "is not, in capitals, the encoding");
+	load_refused("      - {host: a.example, port: 443, tls: terminate, rules: [{paths: [\"/%62\"]}]}\n",
+	    "write letters, digits and -._~ as they are");
 }
 
 static void

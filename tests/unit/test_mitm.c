@@ -81,6 +81,9 @@ struct bed {
 	bool client_rests;              /* with no requests: waits for the mitm's close */
 	bool ledger_full;               /* the request hook cannot record a passed request */
 	bool hello_read_first;          /* the ClientHello is read before the mitm starts */
+	bool read_to_end;               /* after its requests the client reads to the end */
+	int end_err;                    /* how that ended (SSL_get_error) */
+	char tail[TEXT_MAX];
 };
 
 static struct bed bed;
@@ -191,6 +194,15 @@ client_main(void *arg)
 		}
 		if (b->client_rests)
 			(void)SSL_read(ssl, b->answers[0], 1);
+		if (b->read_to_end) {
+			size_t n = 0;
+			int r;
+
+			while ((r = SSL_read(ssl, b->tail + n, (int)(TEXT_MAX - n - 1))) > 0)
+				n += (size_t)r;
+			b->tail[n] = '\0';
+			b->end_err = SSL_get_error(ssl, r);
+		}
 	} else {
 		b->client_verify = SSL_get_verify_result(ssl);
 	}
@@ -236,6 +248,17 @@ upstream_main(void *arg)
 
 			if (strstr(seen, " /silent ") != NULL)
 				continue;
+			if (strncmp(seen, "HEAD ", 5) == 0) {
+				upstream_write(ssl, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+				continue;
+			}
+			if (strstr(seen, " /untilclose ") != NULL) {
+				upstream_write(ssl, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nhello-");
+				usleep(50000);
+				upstream_write(ssl, "world");
+				SSL_shutdown(ssl);
+				break;
+			}
 			if (strstr(seen, " /echo ") != NULL) {
 				/* The value cut in two records: its first half must not
 				 * get through while the second is awaited. */
@@ -628,6 +651,36 @@ test_a_client_hello_read_before_is_the_handshake_s_start(void **state)
 }
 
 static void
+test_a_body_read_to_the_close_ends_with_close_notify(void **state)
+{
+	const char *r = "GET /untilclose HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = r;
+	bed.nrequests = 1;
+	bed.read_to_end = true;
+	run();
+	assert_non_null(strstr(bed.tail, "world"));
+	/* TLS's own end, not a cut: the body is whole. */
+	assert_int_equal(bed.end_err, SSL_ERROR_ZERO_RETURN);
+}
+
+static void
+test_an_answer_after_a_head_request_has_its_body(void **state)
+{
+	const char *head = "HEAD /a HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+	const char *bad = "GET /a HTTP/1.1\r\nHost: " HOST "\r\nX: y\r\n folded\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = head;
+	bed.requests[1] = bad;
+	bed.nrequests = 2;
+	run();
+	assert_true(strncmp(bed.answers[1], "HTTP/1.1 400 ", 13) == 0);
+	assert_non_null(strstr(bed.answers[1], "\"reason\""));
+}
+
+static void
 test_an_idle_connection_is_closed(void **state)
 {
 	(void)state;
@@ -661,6 +714,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_a_response_that_never_comes_is_a_504, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_an_idle_connection_is_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_body_read_to_the_close_ends_with_close_notify,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_answer_after_a_head_request_has_its_body,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_client_hello_read_before_is_the_handshake_s_start,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_request_the_ledger_cannot_record_does_not_go,
