@@ -997,7 +997,8 @@ session_identify(struct session *s)
  * written. *REASON says why when it refuses: "binary_writable" when a
  * writable copy is what would have matched. */
 static enum policy_verdict
-session_decide_by_binary(struct session *s, struct policy_match *m, const char **reason)
+session_decide_by_binary(struct session *s, const struct policy_gen *g, struct policy_match *m,
+    const char **reason)
 {
 	const char *chain[1 + IDENTIFY_ANCESTORS_MAX];
 	const struct identify_owner *o;
@@ -1008,11 +1009,11 @@ session_decide_by_binary(struct session *s, struct policy_match *m, const char *
 	if ((o = session_identify(s)) == NULL)
 		return POLICY_DENY_BINARY;
 	n = session_binary_chain(o, true, chain);
-	v = policy_index_decide(s->gen->index, s->host, s->port, chain, n, m);
+	v = policy_index_decide(g->index, s->host, s->port, chain, n, m);
 	*reason = policy_verdict_reason(v);
 	if (v == POLICY_DENY_BINARY && n < 1 + o->n_ancestors) {
 		n = session_binary_chain(o, false, chain);
-		if (policy_index_decide(s->gen->index, s->host, s->port, chain, n, NULL) ==
+		if (policy_index_decide(g->index, s->host, s->port, chain, n, NULL) ==
 		    POLICY_ALLOW)
 			*reason = "binary_writable";
 	}
@@ -1086,23 +1087,26 @@ session_take_current_gen(struct session *s)
 /* Decides S, allowed under a policy since replaced, again under the
  * current one, as it was decided: by the executable that allowed it, or,
  * when the new policy asks which binary, identified now. On POLICY_ALLOW
- * S's entry is the new policy's; otherwise *REASON may say why. */
+ * S takes the new policy and its entry; otherwise it keeps the one that
+ * allowed it (its close record names that entry), and *REASON may say
+ * why. */
 static enum policy_verdict
 session_decide_again(struct session *s, const char **reason)
 {
 	const char *chain[1] = { s->allowed_by };
+	struct policy_gen *current = s->tenant->gen;
 	struct policy_match m;
 	enum policy_verdict v;
 	char *by;
 
-	session_take_current_gen(s);
 	*reason = NULL;
-	v = policy_index_decide(s->gen->index, s->host, s->port, s->allowed_by != NULL ? chain : NULL,
+	v = policy_index_decide(current->index, s->host, s->port, s->allowed_by != NULL ? chain : NULL,
 	    s->allowed_by != NULL ? 1 : 0, &m);
 	if (v == POLICY_NEED_BINARY)
-		v = session_decide_by_binary(s, &m, reason);
+		v = session_decide_by_binary(s, current, &m, reason);
 	if (v != POLICY_ALLOW)
 		return v;
+	session_take_current_gen(s);
 	s->rule = m.rule->name;
 	s->endpoint = m.endpoint;
 	if (m.binary != NULL && (s->allowed_by == NULL || strcmp(m.binary, s->allowed_by) != 0) &&
@@ -1129,7 +1133,7 @@ session_decide(struct session *s)
 	session_take_current_gen(s);
 	v = policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m);
 	if (v == POLICY_NEED_BINARY)
-		v = session_decide_by_binary(s, &m, &reason);
+		v = session_decide_by_binary(s, s->gen, &m, &reason);
 	if (v != POLICY_ALLOW) {
 		session_deny(s, reason != NULL ? reason : policy_verdict_reason(v));
 		return;
