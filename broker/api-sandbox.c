@@ -1,6 +1,7 @@
 /* The control socket's sandbox requests: create, get, list, delete, reap. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,10 +9,23 @@
 #include "broker/daemon.h"
 #include "broker/metrics.h"
 #include "broker/monitor/monitor-wire.h"
+#include "broker/conf.h"
 #include "broker/sandbox.h"
+#include "broker/secrets.h"
 #include "common/timeutil.h"
 #include "common/wire.h"
 #include "common/xmalloc.h"
+
+/* A copy of V (N strings), NULL-terminated. */
+static char **
+api_strv(const char *const *v, size_t n)
+{
+	char **out = xcalloc(n + 1, sizeof(char *));
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return out;
+}
 
 static void
 api_sandbox_reply(Corral__Response *resp, Corral__SandboxInfo *info)
@@ -64,6 +78,46 @@ api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	c->pending = p;
 	c->asked_us = time_now_us();
 	sandbox_create(d, caller, req->sandbox_create, api_sandbox_created, c);
+	/* The request is ours: its values live on in the sandbox's locked memory only. */
+	secrets_wipe_request((Corral__SandboxCreate *)(uintptr_t)req->sandbox_create);
+}
+
+/* Every secret kind corrald knows, built in first (corral(1), "--secret"). */
+int
+api_secret_list(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp)
+{
+	Corral__SecretListReply *r = xmalloc(sizeof(*r));
+	size_t nb = 0, n;
+	struct secret_kind k;
+
+	(void)caller;
+	(void)req;
+	while (secret_builtin_at(nb, &k) == 0)
+		nb++;
+	n = nb + d->cfg->nsecrets;
+	corral__secret_list_reply__init(r);
+	r->secrets = xcalloc(n + 1, sizeof(*r->secrets));
+	for (size_t i = 0; i < n; i++) {
+		Corral__SecretKind *o = xmalloc(sizeof(*o));
+
+		if (i < nb)
+			secret_builtin_at(i, &k);
+		else
+			k = d->cfg->secret_kinds[i - nb];
+		corral__secret_kind__init(o);
+		o->name = xstrdup(k.name);
+		o->from = xstrdup(k.from);
+		o->hosts = api_strv(k.hosts, o->n_hosts = k.nhosts);
+		o->env = api_strv(k.env, o->n_env = k.nenv);
+		o->headers = k.nheaders > 0 ? api_strv(k.headers, o->n_headers = k.nheaders) :
+		    api_strv((const char *const []){ SECRET_DEFAULT_HEADER }, o->n_headers = 1);
+		o->builtin = k.builtin;
+		r->secrets[r->n_secrets++] = o;
+	}
+	resp->response_case = CORRAL__RESPONSE__RESPONSE_SECRET_LIST;
+	resp->secret_list = r;
+	return 0;
 }
 
 /* The sandbox NAME if CALLER may see it; an error in RESP otherwise (the

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -96,6 +97,7 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_RUN_INTERRUPT, api_run_interrupt },
 	{ CORRAL__REQUEST__REQUEST_RUN_LIST, api_run_list },
 	{ CORRAL__REQUEST__REQUEST_FORWARD_LIST, api_forward_list },
+	{ CORRAL__REQUEST__REQUEST_SECRET_LIST, api_secret_list },
 };
 
 /* Requests answered later, once work elsewhere (a sandbox, the monitor) is done. */
@@ -457,6 +459,11 @@ api_dispatch(struct api_conn *c, const uint8_t *payload, size_t len)
 	if (resp.response_case != CORRAL__RESPONSE__RESPONSE__NOT_SET && api_send(c, &resp) == -1)
 		rc = -1;
 	api_response_clear(&resp);
+	/* A create's secrets are in locked memory now: the frame that
+	 * carried them goes no further. */
+	if (req != NULL && req->request_case == CORRAL__REQUEST__REQUEST_SANDBOX_CREATE &&
+	    req->sandbox_create->n_secrets > 0)
+		explicit_bzero((void *)(uintptr_t)payload, len);
 	if (req != NULL)
 		corral__request__free_unpacked(req, NULL);
 	if (rc != 1)

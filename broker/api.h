@@ -65,6 +65,8 @@ int api_policy_update(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_denials(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
+int api_secret_list(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_get(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,

@@ -35,7 +35,8 @@
 /* Allowed whatever their arguments. */
 static const char *const broker_seccomp_allowed[] = {
 	/* memory, threads, time */
-	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "futex", "set_robust_list",
+	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "mlock", "munlock", "futex",
+	"set_robust_list",
 	"get_robust_list", "rseq", "sched_yield", "sched_getaffinity", "exit", "exit_group",
 	"gettid", "getpid", "getppid", "tgkill", "clock_gettime", "clock_getres", "gettimeofday",
 	"time", "nanosleep", "clock_nanosleep", "restart_syscall", "getrandom", "uname",

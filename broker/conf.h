@@ -14,6 +14,7 @@
 #include "policy/diag.h"
 #include "policy/grant.h"
 #include "policy/policy.h"
+#include "policy/secret.h"
 
 /* The folders configure chose (Makefile.am passes them): /etc, /var and
  * /run unless told otherwise, so that the installed unit, logrotate file
@@ -43,6 +44,18 @@ struct config_credential {
 	size_t nhosts;
 	char **env;                     /* "NAME=VALUE", VALUE may hold ${HOME} */
 	size_t nenv;
+};
+
+/* A secret defined by the operator (corrald.yaml(5), "secrets"). */
+struct config_secret {
+	char *name;
+	char *from;                     /* env:NAME, file:PATH or gh-hosts: read by the CLI */
+	char **hosts;                   /* "host:port", exact names */
+	size_t nhosts;
+	char **env;                     /* variables that hold the placeholder */
+	size_t nenv;
+	char **headers;                 /* where it may go; none: Authorization */
+	size_t nheaders;
 };
 
 /* What one user of the control socket other than root may hold at once,
@@ -87,6 +100,9 @@ struct config {
 	struct config_credential *credentials;
 	size_t ncredentials;
 	struct grant *grants;           /* the same, as grant_find reads them */
+	struct config_secret *secrets;
+	size_t nsecrets;
+	struct secret_kind *secret_kinds;       /* the same, as secret_find reads them */
 	struct config_host_proxy host_proxy;
 	char *metrics_listen;           /* loopback ADDRESS:PORT of the metrics listener, or NULL */
 };

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -35,6 +36,7 @@
 #include "policy/match.h"
 #include "policy/name.h"
 #include "policy/profile.h"
+#include "policy/secret.h"
 #include "policy/yamltree.h"
 
 #define CONFIG_FILE_MAX_BYTES (256 * 1024)      /* the configuration file */
@@ -104,6 +106,10 @@ struct raw_credential {
 	const struct yamltree_node *map, *name, *paths, *hosts, *env;
 };
 
+struct raw_secret {
+	const struct yamltree_node *map, *name, *from, *hosts, *env, *headers;
+};
+
 struct raw_config {
 	const struct yamltree_node *root, *socket, *state_dir, *log_dir, *profiles_dir;
 	const struct yamltree_node *machine_id, *max_sandboxes, *user, *ledger_group;
@@ -120,6 +126,9 @@ struct raw_config {
 	const struct yamltree_node *metrics, *metrics_listen;
 	struct raw_credential *creds;
 	size_t ncreds;
+	const struct yamltree_node *secrets;
+	struct raw_secret *secs;
+	size_t nsecs;
 };
 
 #define RAW(field) offsetof(struct raw_config, field)
@@ -140,6 +149,7 @@ static const struct yamltree_field config_top_fields[] = {
 	{ "dns", YAMLTREE_MAPPING, RAW(dns), true, NULL },
 	{ "egress", YAMLTREE_MAPPING, RAW(egress), true, NULL },
 	{ "credentials", YAMLTREE_SEQUENCE, RAW(credentials), true, NULL },
+	{ "secrets", YAMLTREE_SEQUENCE, RAW(secrets), true, NULL },
 	{ "host_proxy", YAMLTREE_MAPPING, RAW(host_proxy), true, NULL },
 	{ "metrics", YAMLTREE_MAPPING, RAW(metrics), true, NULL },
 };
@@ -204,6 +214,17 @@ static const struct yamltree_field config_credential_fields[] = {
 	{ "paths", YAMLTREE_SEQUENCE, offsetof(struct raw_credential, paths), true, NULL },
 	{ "hosts", YAMLTREE_SEQUENCE, offsetof(struct raw_credential, hosts), true, NULL },
 	{ "env", YAMLTREE_SEQUENCE, offsetof(struct raw_credential, env), true, NULL },
+};
+
+static const struct yamltree_field config_secret_fields[] = {
+	{ "name", YAMLTREE_SCALAR, offsetof(struct raw_secret, name), false,
+	  "required: the name --secret uses" },
+	{ "from", YAMLTREE_SCALAR, offsetof(struct raw_secret, from), false,
+	  "required: where the CLI reads the value (env:NAME or file:PATH)" },
+	{ "hosts", YAMLTREE_SEQUENCE, offsetof(struct raw_secret, hosts), false,
+	  "required: the HOST:PORT endpoints the value may go to" },
+	{ "env", YAMLTREE_SEQUENCE, offsetof(struct raw_secret, env), true, NULL },
+	{ "headers", YAMLTREE_SEQUENCE, offsetof(struct raw_secret, headers), true, NULL },
 };
 
 _Static_assert(YAMLTREE_NFIELDS(config_top_fields) <= YAMLTREE_FIELDS_MAX, "too many fields");
@@ -296,6 +317,35 @@ config_shape_credentials(struct yamltree_ctx *ctx, struct raw_config *raw)
 	}
 }
 
+static void
+config_shape_secrets(struct yamltree_ctx *ctx, struct raw_config *raw)
+{
+	const struct yamltree_node *l = raw->secrets;
+
+	if (l == NULL || l->type != YAMLTREE_SEQUENCE)
+		return;
+	if (l->nkids > SECRET_KINDS_MAX) {
+		yamltree_error_at(ctx, l, "secrets defines %zu secrets, over the limit of %d",
+		    l->nkids, SECRET_KINDS_MAX);
+		return;
+	}
+	if ((raw->secs = yamltree_calloc(ctx, l->nkids, sizeof(*raw->secs))) == NULL)
+		return;
+	for (size_t i = 0; i < l->nkids; i++) {
+		struct raw_secret *r = &raw->secs[raw->nsecs];
+
+		if (!yamltree_expect_item(ctx, l->kids[i], YAMLTREE_MAPPING, "secrets"))
+			continue;
+		r->map = l->kids[i];
+		raw->nsecs++;
+		yamltree_walk(ctx, r->map, "a secret", config_secret_fields,
+		    YAMLTREE_NFIELDS(config_secret_fields), r);
+		yamltree_check_items(ctx, r->hosts, YAMLTREE_SCALAR, "hosts");
+		yamltree_check_items(ctx, r->env, YAMLTREE_SCALAR, "env");
+		yamltree_check_items(ctx, r->headers, YAMLTREE_SCALAR, "headers");
+	}
+}
+
 /* Pass 2: the shape of the whole document. */
 static void
 config_shape(struct yamltree_ctx *ctx, const struct yamltree_node *root, struct raw_config *raw)
@@ -322,6 +372,7 @@ config_shape(struct yamltree_ctx *ctx, const struct yamltree_node *root, struct 
 	yamltree_check_items(ctx, raw->upstream, YAMLTREE_SCALAR, "upstream");
 	yamltree_check_items(ctx, raw->allow_cidrs, YAMLTREE_SCALAR, "allow_cidrs");
 	config_shape_credentials(ctx, raw);
+	config_shape_secrets(ctx, raw);
 }
 
 /* ---- pass 3: numbers, paths and names ---- */
@@ -875,6 +926,161 @@ config_credentials(struct yamltree_ctx *ctx, const struct raw_config *raw, struc
 	config_grant_views(ctx, cfg);
 }
 
+/* ---- pass 3: secrets ---- */
+
+/* "host:port" as a grant's, and an exact name: the proxy swaps a value
+ * toward the very hosts it names. */
+static const char *
+config_check_secret_host(const char *text, char *buf)
+{
+	const char *why = config_check_host(text, buf);
+
+	if (why == NULL && strchr(text, '*') != NULL)
+		return "is a wildcard: a secret goes to exact host names only";
+	return why;
+}
+
+/* A variable the placeholder is put in: a name, and none that the
+ * sandbox's commands need for themselves. */
+static const char *
+config_check_secret_env(const char *text, char *buf)
+{
+	static const char *const reserved[] = { "HOME", "PATH", "SHELL", "USER", "ENV", "BASH_ENV",
+		"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "SSL_CERT_FILE" };
+
+	(void)buf;
+	if (text[0] == '\0' || (text[0] >= '0' && text[0] <= '9'))
+		return "is not a variable name (letters, digits and '_', not starting with a digit)";
+	for (const char *p = text; *p != '\0'; p++)
+		if (!config_env_char(*p))
+			return "is not a variable name (letters, digits and '_', not starting with a digit)";
+	if (strncmp(text, "LD_", 3) == 0)
+		return "is the dynamic loader's: choose another variable";
+	for (size_t i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (strcmp(text, reserved[i]) == 0)
+			return "is one the sandbox's commands need: choose another variable";
+	return NULL;
+}
+
+/* A request header the value may go in: a token, and none that frames
+ * or routes the request. */
+static const char *
+config_check_secret_header(const char *text, char *buf)
+{
+	static const char *const framing[] = { "Host", "Content-Length", "Transfer-Encoding",
+		"Connection", "Upgrade", "Expect", "TE", "Trailer" };
+
+	(void)buf;
+	if (text[0] == '\0')
+		return "is empty";
+	for (const char *p = text; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("!#$%&'*+-.^_`|~", *p) != NULL))
+			return "is not a header name";
+	for (size_t i = 0; i < sizeof(framing) / sizeof(framing[0]); i++)
+		if (strcasecmp(text, framing[i]) == 0)
+			return "frames or routes the request: a secret may not go in it";
+	return NULL;
+}
+
+/* The name of secret R: one that the built-in kinds and the secrets
+ * before it (the first I of CFG) do not already use. */
+static void
+config_secret_name(struct yamltree_ctx *ctx, const struct raw_secret *r, struct config *cfg,
+    size_t i, struct config_secret *c)
+{
+	const struct yamltree_node *n = r->name;
+	struct yamltree_quoted q;
+	const char *why;
+
+	if (n == NULL)
+		return;
+	if ((why = policy_name_error(n->text)) != NULL) {
+		yamltree_error_at(ctx, n, "secret name '%s' %s", yamltree_quote(n->text, &q), why);
+		return;
+	}
+	if (secret_is_builtin(n->text)) {
+		yamltree_error_at(ctx, n, "secret name '%s' is a built-in secret (%s): choose another name",
+		    yamltree_quote(n->text, &q), secret_builtin_names());
+		return;
+	}
+	for (size_t k = 0; k < i; k++)
+		if (cfg->secrets[k].name != NULL && strcmp(cfg->secrets[k].name, n->text) == 0) {
+			yamltree_error_at(ctx, n, "secret name '%s' is defined twice: keep one",
+			    yamltree_quote(n->text, &q));
+			return;
+		}
+	if ((c->name = strdup(n->text)) == NULL)
+		yamltree_nomem(ctx);
+}
+
+static void
+config_secret_from(struct yamltree_ctx *ctx, const struct yamltree_node *n,
+    struct config_secret *c)
+{
+	struct secret_source src;
+	struct yamltree_quoted q;
+	const char *why;
+
+	if (n == NULL)
+		return;
+	if ((why = secret_source_parse(n->text, &src)) != NULL) {
+		yamltree_error_at(ctx, n, "secret source '%s' %s", yamltree_quote(n->text, &q), why);
+		return;
+	}
+	if ((c->from = strdup(n->text)) == NULL)
+		yamltree_nomem(ctx);
+}
+
+static void
+config_secret(struct yamltree_ctx *ctx, const struct raw_secret *r, struct config *cfg, size_t i)
+{
+	struct config_secret *c = &cfg->secrets[i];
+
+	config_secret_name(ctx, r, cfg, i, c);
+	config_secret_from(ctx, r->from, c);
+	config_items(ctx, r->hosts, "secret host", config_check_secret_host, &c->hosts, &c->nhosts);
+	config_items(ctx, r->env, "secret env", config_check_secret_env, &c->env, &c->nenv);
+	config_items(ctx, r->headers, "secret header", config_check_secret_header, &c->headers,
+	    &c->nheaders);
+	if (r->hosts != NULL && r->hosts->type == YAMLTREE_SEQUENCE &&
+	    (r->hosts->nkids == 0 || r->hosts->nkids > SECRET_HOSTS_MAX))
+		yamltree_error_at(ctx, r->hosts, "a secret names 1 to %d hosts", SECRET_HOSTS_MAX);
+	if (c->nenv > SECRET_ENV_MAX || c->nheaders > SECRET_HEADERS_MAX)
+		yamltree_error_at(ctx, r->map, "a secret names at most %d env variables and %d headers",
+		    SECRET_ENV_MAX, SECRET_HEADERS_MAX);
+}
+
+/* The secrets as struct secret_kind views, for secret_find. */
+static void
+config_secret_views(struct yamltree_ctx *ctx, struct config *cfg)
+{
+	const struct config_secret *c;
+
+	if ((cfg->secret_kinds = yamltree_calloc(ctx, cfg->nsecrets,
+	    sizeof(*cfg->secret_kinds))) == NULL)
+		return;
+	for (size_t i = 0; i < cfg->nsecrets; i++) {
+		c = &cfg->secrets[i];
+		cfg->secret_kinds[i] = (struct secret_kind){ c->name, c->from,
+		    (const char *const *)c->hosts, c->nhosts, (const char *const *)c->env, c->nenv,
+		    (const char *const *)c->headers, c->nheaders, false };
+	}
+}
+
+static void
+config_secrets(struct yamltree_ctx *ctx, const struct raw_config *raw, struct config *cfg)
+{
+	if (raw->nsecs == 0)
+		return;
+	if ((cfg->secrets = yamltree_calloc(ctx, raw->nsecs, sizeof(*cfg->secrets))) == NULL)
+		return;
+	cfg->nsecrets = raw->nsecs;
+	for (size_t i = 0; i < raw->nsecs; i++)
+		config_secret(ctx, &raw->secs[i], cfg, i);
+	config_secret_views(ctx, cfg);
+}
+
 /* ---- pass 3: host mode ---- */
 
 /* True for 127.0.0.0/8 and ::1. */
@@ -1068,6 +1274,7 @@ config_validate(struct yamltree_ctx *ctx, const struct raw_config *raw, struct c
 	config_upstream(ctx, raw->upstream, cfg);
 	config_allow_cidrs(ctx, raw->allow_cidrs, cfg);
 	config_credentials(ctx, raw, cfg);
+	config_secrets(ctx, raw, cfg);
 	config_host_proxy(ctx, raw, cfg);
 	/* Metrics tell what every sandbox does: the host's own processes only. */
 	if (raw->metrics_listen != NULL)
@@ -1144,6 +1351,15 @@ config_free(struct config *c)
 	}
 	free(c->credentials);
 	free(c->grants);
+	for (size_t i = 0; i < c->nsecrets; i++) {
+		free(c->secrets[i].name);
+		free(c->secrets[i].from);
+		config_strings_free(c->secrets[i].hosts, c->secrets[i].nhosts);
+		config_strings_free(c->secrets[i].env, c->secrets[i].nenv);
+		config_strings_free(c->secrets[i].headers, c->secrets[i].nheaders);
+	}
+	free(c->secrets);
+	free(c->secret_kinds);
 	free(c->host_proxy.listen);
 	free(c->host_proxy.transparent);
 	free(c->host_proxy.dns);
@@ -1175,6 +1391,7 @@ config_document(struct yamltree_ctx *ctx, struct config *cfg)
 	config_shape(ctx, root, &raw);
 	config_validate(ctx, &raw, cfg);
 	free(raw.creds);
+	free(raw.secs);
 out:
 	yamltree_free(root);
 }

@@ -153,6 +153,8 @@ reload_restart_keys(const struct config *now, const struct config *next,
 		reload_add(&r->restart_keys, &r->nrestart_keys, "egress.allow_cidrs");
 	if (now->ncredentials != next->ncredentials)
 		reload_add(&r->restart_keys, &r->nrestart_keys, "credentials");
+	if (now->nsecrets != next->nsecrets)
+		reload_add(&r->restart_keys, &r->nrestart_keys, "secrets");
 }
 
 /* The keys that change while corrald runs: what the next request is held to. */

@@ -26,6 +26,7 @@
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
+#include "broker/secrets.h"
 #include "common/initproto.h"
 #include "common/log.h"
 #include "common/reason.h"
@@ -33,6 +34,7 @@
 #include "common/xmalloc.h"
 #include "egress-proxy/exetrust.h"
 #include "egress-proxy/proxy.h"
+#include "egress-proxy/secretstore.h"
 #include "egress-proxy/tlsca.h"
 #include "policy/caller.h"
 #include "policy/load.h"
@@ -57,8 +59,9 @@ struct sandbox_plan {
 	char grant_home[PATH_MAX];      /* where --grant copies from */
 	struct tlsca *ca;               /* its CA, until its tenant takes it */
 	char *ca_pem;                   /* the CA's certificate, trusted inside */
-	struct render_grant grants[CORRAL_GRANTS_MAX];
+	struct render_grant grants[CORRAL_GRANTS_MAX + SECRETSUB_MAX];  /* and the secrets' hosts */
 	size_t ngrants;
+	struct secrets_plan secrets;    /* --secret: the values in locked memory */
 	struct limits_value limits[LIMITS_N];
 	struct monitor_socket sockets[MONITOR_SOCKETS_MAX];     /* the policy's, for the monitor */
 	bool name_taken;                /* refused for its name alone: already_exists */
@@ -372,9 +375,11 @@ sandbox_follow_profile(struct daemon *d, struct sandbox *sb, const struct policy
     bool close_revoked, size_t *closed, char **err)
 {
 	struct render_root roots[CORRAL_ROOTS_MAX];
-	struct render_grant grants[CORRAL_GRANTS_MAX];
+	struct render_grant grants[CORRAL_GRANTS_MAX + SECRETSUB_MAX];
 	struct render_spec spec = { .roots = roots, .nroots = sb->nroots, .uid = sb->uid,
 	    .gid = sb->gid, .grants = grants, .profile = profile };
+	const struct secretstore *store = proxy_tenant_secrets(sb->tenant);
+	size_t nsecrets;
 	const struct monitor_grants *creds = sb->creds;
 	struct policy *pol = NULL;
 	size_t n = 0;
@@ -389,6 +394,13 @@ sandbox_follow_profile(struct daemon *d, struct sandbox *sb, const struct policy
 		if (creds->grants[i].nhosts > 0)
 			grants[n++] = (struct render_grant){ creds->grants[i].name,
 			    (const char *const *)creds->grants[i].hosts, creds->grants[i].nhosts };
+	/* And its secrets' hosts, as sandbox_plan_secret_hosts added them. */
+	(void)secretstore_secrets(store, &nsecrets);
+	for (size_t i = 0; i < nsecrets && n < CORRAL_GRANTS_MAX + SECRETSUB_MAX; i++) {
+		grants[n] = (struct render_grant){ sb->secrets[i].name, NULL, 0 };
+		grants[n].hosts = secretstore_hosts(store, i, &grants[n].nhosts);
+		n++;
+	}
 	spec.ngrants = n;
 	if ((e = render_policy(&spec, &pol)) != RENDER_OK) {
 		reason_set(err, "cannot render the policy: %s", render_strerror(e));
@@ -492,14 +504,19 @@ sandbox_record(struct sandbox_plan *p, struct monitor_built *b)
 	for (size_t i = 0; i < req->n_labels; i++)
 		xasprintf(&sb->labels[sb->nlabels++], "%s=%s", req->labels[i]->key,
 		    req->labels[i]->value);
-	/* The grants' variables first: the caller's --env may override them. */
+	/* The grants' variables first, then the secrets' placeholders: the
+	 * caller's --env may override them. */
 	sb->creds = b->creds;
 	b->creds = NULL;
-	sb->env = sandbox_strv((sb->creds != NULL ? sb->creds->nenv : 0) + req->n_env);
+	sb->env = sandbox_strv((sb->creds != NULL ? sb->creds->nenv : 0));
 	for (size_t i = 0; sb->creds != NULL && i < sb->creds->nenv; i++)
 		sb->env[sb->nenv++] = xstrdup(sb->creds->env[i]);
+	secrets_env(&p->secrets, b->home, &sb->env, &sb->nenv);
+	sb->env = xreallocarray(sb->env, sb->nenv + req->n_env + 1, sizeof(char *));
 	for (size_t i = 0; i < req->n_env; i++)
 		xasprintf(&sb->env[sb->nenv++], "%s=%s", req->env[i]->key, req->env[i]->value);
+	sb->env[sb->nenv] = NULL;
+	secrets_shown_make(&p->secrets, &sb->secrets, &sb->nsecrets);
 	sb->missing = sandbox_strv(b->n_missing);
 	for (size_t i = 0; i < b->n_missing; i++)
 		sb->missing[sb->nmissing++] = xstrdup(b->missing[i]);
@@ -572,6 +589,8 @@ sandbox_tenant(struct daemon *d, struct sandbox *sb, struct policy *policy,
 		reason_set(err, "out of memory");
 		return -1;
 	}
+	proxy_tenant_set_secrets(sb->tenant, p->secrets.store);
+	p->secrets.store = NULL;
 	proxy_tenant_set_identity(sb->tenant, b->diag_fd, b->map_fd, boundary, 1);
 	b->diag_fd = -1;
 	if (sandbox_exetrust(sb, err) == -1)
@@ -616,6 +635,7 @@ sandbox_free(struct sandbox *sb)
 	free(sb->cwd);
 	free(sb->home);
 	monitor_grants_free(sb->creds);
+	secrets_shown_free(sb->secrets, sb->nsecrets);
 	free(sb);
 }
 
@@ -631,7 +651,8 @@ sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
 	struct grant g;
 
 	if (p->req->n_grants == 0) {
-		if (p->req->home[0] == '\0')
+		/* --secret reads its sources there too (the CLI does). */
+		if (p->req->home[0] == '\0' || p->req->n_secrets > 0)
 			return 0;
 		reason_set(err, "--home names where --grant copies from: give --grant too");
 		return -1;
@@ -657,6 +678,15 @@ sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
 	return 0;
 }
 
+/* The secrets' hosts join the policy's credentials entry, as a grant's:
+ * the proxy terminates them and swaps each value in toward them alone. */
+static void
+sandbox_plan_secret_hosts(struct sandbox_plan *p)
+{
+	for (size_t i = 0; i < p->secrets.n; i++)
+		p->grants[p->ngrants++] = p->secrets.hosts[i];
+}
+
 /* After the copy, the hosts the grants really add (a kubeconfig names its
  * clusters): the profile's policy is rendered again with them. */
 static int
@@ -672,6 +702,7 @@ sandbox_plan_regrant(struct daemon *d, struct sandbox_plan *p,
 		if (creds->grants[i].nhosts > 0)
 			p->grants[p->ngrants++] = (struct render_grant){ creds->grants[i].name,
 			    (const char *const *)creds->grants[i].hosts, creds->grants[i].nhosts };
+	sandbox_plan_secret_hosts(p);
 	if ((pol = sandbox_policy_profile(d, p, err)) == NULL)
 		return -1;
 	policy_free(p->policy);
@@ -689,8 +720,10 @@ sandbox_plan(struct daemon *d, struct sandbox_plan *p, char **err)
 	    p->req->milli_cpus, p->limits, err) == -1 ||
 	    sandbox_plan_run_as(d, p, err) == -1 || sandbox_plan_slot(d, p, err) == -1)
 		return -1;
-	if (sandbox_plan_grants(d, p, err) == -1)
+	if (sandbox_plan_grants(d, p, err) == -1 ||
+	    secrets_plan(d->cfg, p->req, &p->secrets, err) == -1)
 		return -1;
+	sandbox_plan_secret_hosts(p);
 	if (p->req->policy[0] != '\0' && p->req->profile[0] != '\0') {
 		reason_set(err, "give --profile or --policy, not both");
 		return -1;
@@ -726,6 +759,8 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->grants = (const char *const *)req->grants;
 	mc->n_grants = req->n_grants;
 	mc->ca_pem = p->ca_pem;
+	mc->files = p->secrets.files;
+	mc->n_files = p->secrets.nfiles;
 }
 
 _Static_assert(POLICY_UNIX_SOCKETS_MAX <= MONITOR_SOCKETS_MAX &&
@@ -892,6 +927,7 @@ sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char 
 		registry_remove(c->d->registry, c->plan.name, NULL);
 	c->done(c->d, sb, code, err != NULL ? err : "the sandbox could not be created", c->arg);
 	policy_free(c->plan.policy);
+	secrets_plan_clear(&c->plan.secrets);
 	tlsca_free(c->plan.ca);
 	free(c->plan.ca_pem);
 	corral__sandbox_create__free_unpacked(c->req, NULL);
@@ -953,6 +989,7 @@ sandbox_request_copy(const Corral__SandboxCreate *req)
 
 	corral__sandbox_create__pack(req, buf);
 	copy = corral__sandbox_create__unpack(NULL, len, buf);
+	explicit_bzero(buf, len);       /* it held the secrets' values */
 	free(buf);
 	if (copy == NULL)
 		fatalx("%s: out of memory", __func__);
@@ -975,10 +1012,13 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	c->done = done;
 	c->arg = arg;
 	if (sandbox_plan(d, &c->plan, &err) == -1) {
+		secrets_wipe_request(c->req);
 		if (c->plan.name_taken)
 			code = WIRE_ERR_EXISTS;
 		goto refused;
 	}
+	/* The values are in the plan's locked memory now, and nowhere else. */
+	secrets_wipe_request(c->req);
 	code = WIRE_ERR_LIMIT;
 	if (sandbox_reserve(d, &c->plan, &err) == -1)
 		goto refused;
@@ -1167,7 +1207,7 @@ sandbox_info_limits(const struct sandbox *sb, Corral__SandboxInfo *info)
 }
 
 static char **
-sandbox_strv_dup(char *const *v, size_t n)
+sandbox_strv_dup(const char *const *v, size_t n)
 {
 	char **out = sandbox_strv(n);
 
@@ -1189,8 +1229,8 @@ sandbox_info_credentials(const struct sandbox *sb, Corral__SandboxInfo *info)
 
 		corral__credential__init(c);
 		c->name = xstrdup(a->name);
-		c->hosts = sandbox_strv_dup(a->hosts, c->n_hosts = a->nhosts);
-		c->copied = sandbox_strv_dup(a->copied, c->n_copied = a->ncopied);
+		c->hosts = sandbox_strv_dup((const char *const *)a->hosts, c->n_hosts = a->nhosts);
+		c->copied = sandbox_strv_dup((const char *const *)a->copied, c->n_copied = a->ncopied);
 		c->skipped = xcalloc(a->nskipped + 1, sizeof(*c->skipped));
 		for (; c->n_skipped < a->nskipped; c->n_skipped++) {
 			Corral__CredentialSkip *k = xmalloc(sizeof(*k));
@@ -1201,6 +1241,30 @@ sandbox_info_credentials(const struct sandbox *sb, Corral__SandboxInfo *info)
 			c->skipped[c->n_skipped] = k;
 		}
 		info->credentials[info->n_credentials++] = c;
+	}
+}
+
+/* Each secret's name, hosts, variables and files: never its value. */
+static void
+sandbox_info_secrets(const struct sandbox *sb, Corral__SandboxInfo *info)
+{
+	const struct secretstore *store = proxy_tenant_secrets(sb->tenant);
+
+	info->secrets = xcalloc(sb->nsecrets + 1, sizeof(*info->secrets));
+	for (size_t i = 0; i < sb->nsecrets; i++) {
+		Corral__SecretInfo *si = xmalloc(sizeof(*si));
+		const char *const *hosts;
+		size_t nhosts;
+
+		corral__secret_info__init(si);
+		si->name = xstrdup(sb->secrets[i].name);
+		hosts = secretstore_hosts(store, i, &nhosts);
+		si->hosts = sandbox_strv_dup(hosts, si->n_hosts = nhosts);
+		si->env = sandbox_strv_dup((const char *const *)sb->secrets[i].env,
+		    si->n_env = sb->secrets[i].nenv);
+		si->files = sandbox_strv_dup((const char *const *)sb->secrets[i].files,
+		    si->n_files = sb->secrets[i].nfiles);
+		info->secrets[info->n_secrets++] = si;
 	}
 }
 
@@ -1235,5 +1299,6 @@ sandbox_info(const struct daemon *d, const struct sandbox *sb)
 	sandbox_info_runner(sb, info);
 	sandbox_info_limits(sb, info);
 	sandbox_info_credentials(sb, info);
+	sandbox_info_secrets(sb, info);
 	return info;
 }

@@ -20,6 +20,7 @@
 #define SANDBOX_MIN_REGULAR_UID 1000    /* below it: system accounts, never run_as by default */
 
 struct monitor_grants;
+struct secrets_shown;
 struct daemon;
 struct exec_channel;
 struct exec_stream;
@@ -65,6 +66,8 @@ struct sandbox {
 	size_t nlabels;
 	char **env;                     /* the grants' variables, then the caller's --env, "K=V" */
 	struct monitor_grants *creds;  /* what the grants copied, or NULL */
+	struct secrets_shown *secrets;  /* what it shows of its secrets (their values: its tenant's) */
+	size_t nsecrets;
 	size_t nenv;
 	unsigned slot;
 	struct in_addr gateway;

@@ -31,8 +31,7 @@
 #define MITM_METHOD_MAX_BYTES 16
 #define MITM_TARGET_MAX_BYTES 2048      /* as the ledger keeps it */
 #define MITM_TARGET_SHOWN_BYTES 256     /* in the proxy's own answers */
-#define MITM_ECHO_FORMS 4               /* a value's forms searched: plain, base64 at 3 alignments */
-#define MITM_ECHO_MAX (SECRETSUB_MAX * MITM_ECHO_FORMS)
+#define MITM_ECHO_MAX (SECRETSUB_MAX * SECRETSUB_ECHO_FORMS)
 
 enum mitm_stage {
 	MITM_REQ_HEAD,                  /* reading the next request's head */
@@ -76,7 +75,8 @@ struct mitm {
 	/* The secrets' values in the forms searched for in what comes back,
 	 * and the upstream's bytes waiting to be searched (NULL: no secret
 	 * may go to this host, nothing is searched). */
-	char *echo[MITM_ECHO_MAX];
+	const char *echo[MITM_ECHO_MAX];
+	bool echo_owned[MITM_ECHO_MAX];
 	size_t echo_len[MITM_ECHO_MAX], nechoes, echo_longest;
 	struct evbuffer *scan;
 	struct event *idle;
@@ -275,44 +275,53 @@ mitm_free(struct mitm *m)
 	if (m->scan != NULL)
 		evbuffer_free(m->scan);
 	for (size_t i = 0; i < m->nechoes; i++) {
-		OPENSSL_cleanse(m->echo[i], m->echo_len[i]);
-		free(m->echo[i]);
+		if (!m->echo_owned[i])
+			continue;
+		OPENSSL_cleanse((void *)(uintptr_t)m->echo[i], m->echo_len[i]);
+		free((void *)(uintptr_t)m->echo[i]);
 	}
 	free(m);
 }
 
 /* --- Echoes of secrets -------------------------------------------------- */
 
-/* Keeps FORM (LEN bytes, malloc'd) among the forms searched for. */
+/* Keeps FORM (LEN bytes) among the forms searched for; OWNED: malloc'd
+ * here, wiped and freed with M (else it lives in the secret store). */
 static int
-mitm_echo_add(struct mitm *m, char *form, size_t len)
+mitm_echo_add(struct mitm *m, const char *form, size_t len, bool owned)
 {
-	if (form == NULL || m->nechoes == MITM_ECHO_MAX) {
-		free(form);
-		return form == NULL ? -1 : 0;
+	if (len == 0 || m->nechoes == MITM_ECHO_MAX) {
+		if (owned)
+			free((void *)(uintptr_t)form);
+		return 0;
 	}
 	m->echo[m->nechoes] = form;
+	m->echo_owned[m->nechoes] = owned;
 	m->echo_len[m->nechoes++] = len;
 	if (len > m->echo_longest)
 		m->echo_longest = len;
 	return 0;
 }
 
-/* VALUE's base64 where VALUE's byte SKIP starts a 3-byte group of a longer
- * text (a Basic credential's "user:VALUE"): the characters that depend on
- * VALUE's bytes alone, from there to its last whole group. */
-static char *
-mitm_echo_base64(const char *value, size_t skip, size_t *len)
+/* SEC's echo forms: its store's, or made here. */
+static int
+mitm_echo_of(struct mitm *m, const struct secretsub_secret *sec)
 {
-	size_t vlen = strlen(value), n = vlen > skip ? (vlen - skip) / 3 * 3 : 0;
-	char *out;
+	size_t size = strlen(sec->value) * 4 / 3 + 8, len;
+	char *form;
 
-	*len = 0;
-	if (n == 0 || (out = malloc(n / 3 * 4 + 1)) == NULL)
-		return NULL;
-	*len = (size_t)EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)value + skip,
-	    (int)n);
-	return out;
+	if (sec->echoes != NULL) {
+		for (size_t f = 0; f < sec->nechoes; f++)
+			mitm_echo_add(m, sec->echoes[f], sec->echo_lens[f], false);
+		return 0;
+	}
+	for (unsigned f = 0; f < SECRETSUB_ECHO_FORMS; f++) {
+		if ((form = malloc(size)) == NULL)
+			return -1;
+		len = secretsub_echo_form(sec->value, f, form, size);
+		mitm_echo_add(m, form, len, true);      /* freed there when not kept */
+	}
+	return 0;
 }
 
 /* The forms of every secret that may go to M's host; -1 out of memory. */
@@ -327,17 +336,8 @@ mitm_echo_learn(struct mitm *m)
 
 		for (size_t h = 0; h < sec->nhosts && !here; h++)
 			here = strcasecmp(sec->hosts[h], m->host) == 0;
-		if (!here)
-			continue;
-		if (mitm_echo_add(m, strdup(sec->value), strlen(sec->value)) == -1)
+		if (here && mitm_echo_of(m, sec) == -1)
 			return -1;
-		for (size_t skip = 0; skip < 3; skip++) {
-			size_t len;
-			char *form = mitm_echo_base64(sec->value, skip, &len);
-
-			if (form != NULL && mitm_echo_add(m, form, len) == -1)
-				return -1;
-		}
 	}
 	if (m->nechoes > 0 && (m->scan = evbuffer_new()) == NULL)
 		return -1;

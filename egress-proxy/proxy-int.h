@@ -56,6 +56,7 @@ struct proxy_tenant {
 	struct exetrust *trust;                 /* what binary rules may match; NULL: host mode */
 	struct tlsca *ca;                       /* its CA, for the endpoints it terminates */
 	struct mitm_config mitm;                /* what its terminated connections work with */
+	struct secretstore *secrets;            /* its secrets (mitm.secrets points in), or NULL */
 	struct session *sessions;               /* every open connection */
 	unsigned tunnels;
 	struct proxy_tenant *next;

@@ -22,6 +22,7 @@
 #include "egress-proxy/namemap.h"
 #include "egress-proxy/proxy-int.h"
 #include "egress-proxy/relay.h"
+#include "egress-proxy/secretstore.h"
 #include "egress-proxy/tlsca.h"
 #include "policy/index.h"
 #include "policy/policy.h"
@@ -213,11 +214,27 @@ proxy_tenant_free(struct proxy_tenant *t)
 	if (t->diag_fd != -1)
 		close(t->diag_fd);
 	free(t->trust);
+	/* After every session: none reads a value again. */
+	secretstore_free(t->secrets);
 	tlsca_free(t->ca);
 	free(t->name);
 	free(t->session_id);
 	free(t->agent);
 	free(t);
+}
+
+void
+proxy_tenant_set_secrets(struct proxy_tenant *t, struct secretstore *store)
+{
+	secretstore_free(t->secrets);
+	t->secrets = store;
+	t->mitm.secrets = secretstore_secrets(store, &t->mitm.nsecrets);
+}
+
+const struct secretstore *
+proxy_tenant_secrets(const struct proxy_tenant *t)
+{
+	return t->secrets;
 }
 
 char *

@@ -94,6 +94,13 @@ struct proxy_tenant *proxy_tenant_new(struct proxy *p, const struct proxy_tenant
     struct policy *policy);
 /* Closes the tenant's listeners and tunnels and frees it. */
 void proxy_tenant_free(struct proxy_tenant *t);
+struct secretstore;
+/* Gives T the secrets of STORE (taken; NULL: none), swapped in toward
+ * their hosts, whose connections are terminated; the store is wiped when
+ * T is freed. Once, before T serves: connections borrow its memory. */
+void proxy_tenant_set_secrets(struct proxy_tenant *t, struct secretstore *store);
+/* T's secrets, or NULL. */
+const struct secretstore *proxy_tenant_secrets(const struct proxy_tenant *t);
 /* T's own CA certificate (PEM, malloc'd): what the sandbox trusts for the
  * endpoints the proxy terminates; NULL when out of memory. */
 char *proxy_tenant_ca_pem(const struct proxy_tenant *t);

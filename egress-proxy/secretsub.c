@@ -364,3 +364,22 @@ secretsub_find(const struct secretsub_secret *s, size_t n, const void *data, siz
 
 	return mask != 0 ? s[__builtin_ctz(mask)].name : NULL;
 }
+
+size_t
+secretsub_echo_form(const char *value, unsigned i, char *out, size_t size)
+{
+	size_t vlen = strlen(value), skip, n;
+
+	if (i == 0) {
+		if (vlen + 1 > size)
+			return 0;
+		memcpy(out, value, vlen + 1);
+		return vlen;
+	}
+	skip = i - 1;
+	n = vlen > skip ? (vlen - skip) / 3 * 3 : 0;
+	if (i >= SECRETSUB_ECHO_FORMS || n == 0 || n / 3 * 4 + 1 > size)
+		return 0;
+	return (size_t)EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)value + skip,
+	    (int)n);
+}

@@ -36,7 +36,22 @@ struct secretsub_secret {
 	size_t nhosts;
 	const char *const *headers;             /* in which request headers ("Authorization") */
 	size_t nheaders;
+	/* The forms an echo of the value takes (secretsub_echo_form), kept
+	 * with the value in locked memory (secretstore.h); NULL: whoever
+	 * searches for them makes its own. */
+	const char *const *echoes;
+	const size_t *echo_lens;
+	size_t nechoes;
 };
+
+#define SECRETSUB_ECHO_FORMS 4          /* the value, and its base64 at 3 alignments */
+
+/* Echo form I of VALUE into OUT (SIZE bytes): 0 is the value itself; 1-3
+ * its base64 where its byte I-1 starts a 3-byte group of a longer text (a
+ * Basic credential's "user:VALUE"), the characters that depend on VALUE's
+ * bytes alone, to its last whole group. Its length (0: none, the value is
+ * too short; SIZE must hold the value's length * 4 / 3 + 2). */
+size_t secretsub_echo_form(const char *value, unsigned i, char *out, size_t size);
 
 /* A placeholder of VALUE's shape into OUT (SIZE bytes): its prefix when it
  * is a known token format's ("gho_", "github_pat_", "pypi-"; any other

@@ -28,6 +28,7 @@
 #include "egress-proxy/mitm.h"
 #include "egress-proxy/proxy-int.h"
 #include "egress-proxy/relay.h"
+#include "egress-proxy/secretstore.h"
 #include "egress-proxy/resolve.h"
 #include "egress-proxy/tls.h"
 #include "policy/httprule.h"
@@ -99,6 +100,7 @@ static void session_name_from_dns(struct session *s);
 static const struct identify_owner *session_identify(struct session *s);
 static enum policy_verdict session_decide_again(struct session *s, const char **reason);
 static const char *session_unterminable(const struct session *s);
+static bool session_terminates(const struct session *s);
 
 struct session *
 session_next(const struct session *s)
@@ -746,7 +748,7 @@ session_still_allowed(struct session *s)
 		session_deny(s, "revoked_by_policy_change");
 		return false;
 	}
-	if (s->endpoint->tls == POLICY_TLS_TERMINATE && (why = session_unterminable(s)) != NULL) {
+	if (session_terminates(s) && (why = session_unterminable(s)) != NULL) {
 		session_deny(s, why);
 		return false;
 	}
@@ -771,7 +773,7 @@ session_on_connected(struct session *s)
 	}
 	if (s->gen != s->tenant->gen && !session_still_allowed(s))
 		return;
-	if (s->endpoint->tls == POLICY_TLS_TERMINATE) {
+	if (session_terminates(s)) {
 		session_terminate(s);
 		return;
 	}
@@ -1072,6 +1074,27 @@ session_unterminable(const struct session *s)
 	return NULL;
 }
 
+/* True when S's TLS is terminated: its entry says so, or a secret of its
+ * sandbox may go to its host (the swap needs the plain text). */
+static bool
+session_terminates(const struct session *s)
+{
+	return s->endpoint->tls == POLICY_TLS_TERMINATE ||
+	    secretstore_covers(s->tenant->secrets, s->host, s->port);
+}
+
+/* A secret whose placeholder the bytes S sent before its decision hold
+ * (a CONNECT or plain request's head, a ClientHello), or NULL: bytes the
+ * proxy reads but never rewrites carry no placeholder. */
+static const char *
+session_misused_secret(const struct session *s)
+{
+	size_t n;
+	const struct secretsub_secret *sec = secretstore_secrets(s->tenant->secrets, &n);
+
+	return n > 0 && s->in_len > 0 ? secretsub_find(sec, n, s->in, s->in_len) : NULL;
+}
+
 /* Makes the tenant's current policy generation S's own. The entry that
  * allowed S (rule, endpoint) lives in the generation it was decided
  * under: the caller decides again before using them. */
@@ -1129,6 +1152,10 @@ session_decide(struct session *s)
 		session_answer_info(s);
 		return;
 	}
+	if (session_misused_secret(s) != NULL) {
+		session_deny(s, "secret_misuse");
+		return;
+	}
 	/* The policy in force now, not the one when the client connected. */
 	session_take_current_gen(s);
 	v = policy_index_decide(s->gen->index, s->host, s->port, NULL, 0, &m);
@@ -1144,7 +1171,7 @@ session_decide(struct session *s)
 		session_fail(s, 503, "out_of_memory");
 		return;
 	}
-	if (m.endpoint->tls == POLICY_TLS_TERMINATE && (reason = session_unterminable(s)) != NULL) {
+	if (session_terminates(s) && (reason = session_unterminable(s)) != NULL) {
 		session_deny(s, reason);
 		return;
 	}
@@ -1533,7 +1560,7 @@ session_close_if_revoked(struct session *s)
 	if (s->state != SESSION_RELAY && s->state != SESSION_SNIFF)
 		return false;
 	if (session_decide_again(s, &why) == POLICY_ALLOW) {
-		if (s->endpoint->tls != POLICY_TLS_TERMINATE)
+		if (!session_terminates(s))
 			return false;
 		session_close(s, "policy_changed");
 		return true;

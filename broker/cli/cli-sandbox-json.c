@@ -121,6 +121,23 @@ cli_json_credentials(struct json *j, Corral__Credential **creds, size_t n)
 	json_array_end(j);
 }
 
+/* Each secret's name, hosts, variables and files: corrald never sends a value. */
+static void
+cli_json_secrets(struct json *j, Corral__SecretInfo **secrets, size_t n)
+{
+	json_key(j, "secrets");
+	json_array_begin(j);
+	for (size_t i = 0; i < n; i++) {
+		json_object_begin(j);
+		json_kv_string(j, "name", secrets[i]->name);
+		cli_json_strings(j, "hosts", secrets[i]->hosts, secrets[i]->n_hosts);
+		cli_json_strings(j, "env", secrets[i]->env, secrets[i]->n_env);
+		cli_json_strings(j, "files", secrets[i]->files, secrets[i]->n_files);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
 static void
 cli_json_limits(struct json *j, Corral__Limit **limits, size_t n)
 {
@@ -168,6 +185,7 @@ cli_sandbox_json(struct json *j, const Corral__SandboxInfo *s)
 	cli_json_runner(j, s->runner);
 	cli_json_network(j, s->network);
 	cli_json_credentials(j, s->credentials, s->n_credentials);
+	cli_json_secrets(j, s->secrets, s->n_secrets);
 	cli_json_time(j, "created_at", s->created_at_us);
 	cli_json_opt(j, "run_as", s->run_as);
 	cli_json_opt(j, "cwd", s->cwd);

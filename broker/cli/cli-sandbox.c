@@ -13,6 +13,7 @@
 #include "broker/cli/cli-map.h"
 #include "broker/cli/cli-roots.h"
 #include "broker/cli/cli-sandbox-json.h"
+#include "broker/cli/cli-secrets.h"
 #include "broker/cli/client.h"
 #include "common/json.h"
 #include "common/timeutil.h"
@@ -31,6 +32,7 @@ struct cli_create_args {
 	Corral__Root *roots[CORRAL_ROOTS_MAX];
 	char *grants[CORRAL_GRANTS_MAX];
 	struct cli_map labels, env;
+	struct cli_secrets secrets;
 	const char *policy_file;
 	char *cwd, *home, *policy;      /* owned: absolute --cwd, --home; the policy's text */
 	bool json;
@@ -123,6 +125,7 @@ cli_create_parse(int argc, char **argv, struct cli_create_args *a)
 		{ "policy", required_argument, NULL, 'F' },
 		{ "run-as", required_argument, NULL, 'u' },
 		{ "grant", required_argument, NULL, 'G' },
+		{ "secret", required_argument, NULL, 'S' },
 		{ "home", required_argument, NULL, 'H' },
 		{ "label", required_argument, NULL, 'l' },
 		{ "env", required_argument, NULL, 'e' },
@@ -147,6 +150,7 @@ cli_create_parse(int argc, char **argv, struct cli_create_args *a)
 		case 'F': a->policy_file = optarg; break;
 		case 'u': m->run_as = optarg; break;
 		case 'G': rc = cli_add_grant(a, optarg); break;
+		case 'S': rc = cli_secrets_add(&a->secrets, optarg); break;
 		case 'H': m->home = optarg; break;
 		case 'l': rc = cli_map_add(&a->labels, optarg, "--label"); break;
 		case 'e': rc = cli_map_add(&a->env, optarg, "--env"); break;
@@ -172,9 +176,10 @@ cli_create_parse(int argc, char **argv, struct cli_create_args *a)
 	return m->name[0] != '\0' ? cli_check_name(m->name) : 0;
 }
 
-/* Makes the message's pointers and paths absolute: cwd and home as the roots are. */
+/* Makes the message's pointers and paths absolute: cwd and home as the
+ * roots are; reads the secrets' values with the caller's rights. */
 static int
-cli_create_prepare(struct cli_create_args *a)
+cli_create_prepare(const struct cli *cli, struct cli_create_args *a)
 {
 	Corral__SandboxCreate *m = &a->msg;
 
@@ -192,7 +197,7 @@ cli_create_prepare(struct cli_create_args *a)
 	if (a->policy_file != NULL &&
 	    (m->policy = a->policy = cli_read_policy_file(a->policy_file)) == NULL)
 		return CLI_EXIT_FAILED;
-	return 0;
+	return a->secrets.n > 0 ? cli_secrets_read(cli, &a->secrets, m->home, m) : 0;
 }
 
 static void
@@ -205,6 +210,7 @@ cli_create_clear(struct cli_create_args *a)
 	free(a->cwd);
 	free(a->home);
 	free(a->policy);
+	cli_secrets_clear(&a->secrets);
 	cli_map_clear(&a->labels);
 	cli_map_clear(&a->env);
 }
@@ -247,7 +253,7 @@ cli_sandbox_create(struct cli *cli, int argc, char **argv)
 	cli_map_init(&a.labels, &corral__sandbox_create__labels_entry__descriptor);
 	cli_map_init(&a.env, &corral__sandbox_create__env_entry__descriptor);
 	if ((rc = cli_create_parse(argc, argv, &a)) == 0)
-		rc = cli_create_prepare(&a);
+		rc = cli_create_prepare(cli, &a);
 	req.request_case = CORRAL__REQUEST__REQUEST_SANDBOX_CREATE;
 	req.sandbox_create = &a.msg;
 	if (rc == 0 && (rc = cli_call(cli, &req, &resp)) == 0 &&
@@ -404,6 +410,12 @@ cli_print_sandbox(const Corral__SandboxInfo *s)
 		    cli_or_dash(s->network->proxy), cli_or_dash(s->network->dns));
 	for (size_t i = 0; i < s->n_credentials; i++)
 		printf("%-13s%s\n", "Credential:", cli_text(s->credentials[i]->name));
+	for (size_t i = 0; i < s->n_secrets; i++) {
+		printf("%-13s%s (to", "Secret:", cli_text(s->secrets[i]->name));
+		for (size_t h = 0; h < s->secrets[i]->n_hosts; h++)
+			printf("%s %s", h > 0 ? "," : "", cli_text(s->secrets[i]->hosts[h]));
+		printf(")\n");
+	}
 	for (size_t i = 0; i < s->n_limits; i++)
 		cli_print_limit(s->limits[i]);
 	cli_print_labels(s);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/cli/cli.h"
+#include "broker/cli/cli-secrets.h"
 #include "broker/conf.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -50,7 +51,8 @@ static const struct cli_cmd cli_table[] = {
 	    "per sandbox: hosts reached with bytes, refusals by reason, binaries", cli_report },
 	{ "sandbox create",
 	    "--root PATH[:ro]... [--cwd DIR] [--profile P | --policy FILE] [--run-as USER] "
-	    "[--grant NAME]... [--home DIR] [--label K=V]... [--env K=V]... [--pids N] "
+	    "[--grant NAME]... [--secret NAME[=SOURCE]]... [--home DIR] [--label K=V]... "
+	    "[--env K=V]... [--pids N] "
 	    "[--memory SIZE] [--cpus N] [--session S] [--agent A] [--name N] "
 	    "[--allow-nested-readonly] [--json]",
 	    "create a sandbox on these folders", cli_sandbox_create },
@@ -271,6 +273,27 @@ cli_print_verbs(FILE *out)
 	    "man corral(1) says more.\n");
 }
 
+/* `corral help GROUP`: every verb of the group ("sandbox"), and for
+ * sandbox the secrets --secret may name. */
+static int
+cli_help_group(struct cli *cli, const char *group)
+{
+	size_t len = strlen(group);
+	int shown = 0;
+
+	for (size_t i = 0; i < CLI_NCMDS; i++)
+		if (strncmp(cli_table[i].name, group, len) == 0 && cli_table[i].name[len] == ' ') {
+			printf("usage: corral %s %s\n  %s\n", cli_table[i].name, cli_table[i].usage,
+			    cli_table[i].summary);
+			shown++;
+		}
+	if (shown == 0)
+		return cli_fail("unknown verb '%s' (try `corral help`)", group);
+	if (strcmp(group, "sandbox") == 0)
+		cli_secrets_print_kinds(cli);
+	return CLI_EXIT_OK;
+}
+
 static int
 cli_help(struct cli *cli, int argc, char **argv)
 {
@@ -284,8 +307,10 @@ cli_help(struct cli *cli, int argc, char **argv)
 	snprintf(name, sizeof(name), "%s%s%s", argv[1], argc > 2 ? " " : "",
 	    argc > 2 ? argv[2] : "");
 	if ((cmd = cli_find(name)) == NULL && (cmd = cli_find(argv[1])) == NULL)
-		return cli_fail("unknown verb '%s' (try `corral help`)", name);
+		return cli_help_group(cli, argv[1]);
 	printf("usage: corral %s %s\n  %s\n", cmd->name, cmd->usage, cmd->summary);
+	if (strcmp(cmd->name, "sandbox create") == 0)
+		cli_secrets_print_kinds(cli);
 	return CLI_EXIT_OK;
 }
 

@@ -162,6 +162,7 @@ client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *w
 	}
 	if (client_send_all(fd, frame, len) == -1) {
 		saved = errno;
+		explicit_bzero(frame, len);     /* it may carry a secret's value */
 		free(frame);
 		/* A daemon that refused the connection at once (a share reached)
 		 * wrote why before it closed: that answer says more than EPIPE. */
@@ -170,6 +171,7 @@ client_call(int fd, const Corral__Request *req, Corral__Response **resp, char *w
 		snprintf(why, why_size, "sending the request failed: %s", strerror(saved));
 		return -1;
 	}
+	explicit_bzero(frame, len);
 	free(frame);
 	return client_read_answer(fd, resp, why, why_size);
 }

@@ -598,6 +598,28 @@ credcopy_copy_grant(struct credcopy_child *c, const struct grant *g)
 		credcopy_kube_hosts(c);
 }
 
+/* Writes the file F (its folders made 0700) into the home, new. */
+static void
+credcopy_write_file(struct credcopy_child *c, const struct monitor_file *f)
+{
+	const char *slash = strrchr(f->path, '/');
+	const char *name = slash != NULL ? slash + 1 : f->path;
+	char parent[PATH_MAX];
+	int dst, out;
+
+	snprintf(parent, sizeof(parent), "%.*s", slash != NULL ? (int)(slash - f->path) : 0, f->path);
+	dst = credcopy_dst_parents(c, parent);
+	out = credcopy_openat2(dst, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, CREDCOPY_FILE_MODE);
+	if (out == -1)
+		credcopy_child_fail(c, "cannot write %s into the sandbox's home: %s%s", f->path,
+		    strerror(errno), errno == EEXIST ? " (a grant copied it: give the secret "
+		    "or the grant, not both)" : "");
+	credcopy_write_all(c, out, f->content, strlen(f->content));
+	if (close(out) == -1)
+		credcopy_child_fail(c, "cannot write %s into the sandbox's home", f->path);
+	close(dst);
+}
+
 /* The child of credcopy_copy(): as run_as, copies and reports, then exits. */
 static void
 credcopy_copy_child(const struct credcopy_spec *spec, int report_fd)
@@ -611,12 +633,17 @@ credcopy_copy_child(const struct credcopy_spec *spec, int report_fd)
 		    (unsigned)spec->uid, (unsigned)spec->gid, strerror(errno));
 	for (size_t i = 0; i < spec->ngrants; i++)
 		credcopy_copy_grant(&c, &spec->grants[i]);
-	c.grant = CREDCOPY_GITCONFIG_NAME;
-	c.files = c.bytes = 0;
-	c.quiet_missing = true;
-	c.ssh_top = false;
-	credcopy_report(report_fd, REC_GRANT, CREDCOPY_GITCONFIG_NAME, NULL);
-	credcopy_copy_path(&c, ".gitconfig");
+	if (spec->ngrants > 0) {
+		c.grant = CREDCOPY_GITCONFIG_NAME;
+		c.files = c.bytes = 0;
+		c.quiet_missing = true;
+		c.ssh_top = false;
+		credcopy_report(report_fd, REC_GRANT, CREDCOPY_GITCONFIG_NAME, NULL);
+		credcopy_copy_path(&c, ".gitconfig");
+	}
+	c.grant = "secrets";
+	for (size_t i = 0; i < spec->nfiles; i++)
+		credcopy_write_file(&c, &spec->files[i]);
 	credcopy_report(report_fd, REC_DONE, NULL, NULL);
 	_exit(0);
 }
@@ -1058,6 +1085,16 @@ credcopy_drop_empty_gitconfig(struct monitor_grants *r)
 }
 
 /* Checks SPEC before anything runs; -1 with *ERR naming what is wrong. */
+/* The first file of SPEC whose path is not relative to the home, or NULL. */
+static const char *
+credcopy_bad_file(const struct credcopy_spec *spec)
+{
+	for (size_t i = 0; i < spec->nfiles; i++)
+		if (!credcopy_relative_path(spec->files[i].path))
+			return spec->files[i].path;
+	return NULL;
+}
+
 static int
 credcopy_check_spec(const struct credcopy_spec *spec, char **err)
 {
@@ -1074,8 +1111,14 @@ credcopy_check_spec(const struct credcopy_spec *spec, char **err)
 	else if (spec->ngrants > CORRAL_GRANTS_MAX)
 		xasprintf(err, "too many grants (%zu; the limit is %d)", spec->ngrants,
 		    CORRAL_GRANTS_MAX);
-	else if (spec->src_home_fd < 0 || spec->dst_home_fd < 0)
+	else if ((spec->ngrants > 0 && spec->src_home_fd < 0) || spec->dst_home_fd < 0)
 		xasprintf(err, "the homes must be given as open folders");
+	else if (spec->nfiles > MONITOR_FILES_MAX)
+		xasprintf(err, "too many files to write (%zu; the limit is %d)", spec->nfiles,
+		    MONITOR_FILES_MAX);
+	else if (credcopy_bad_file(spec) != NULL)
+		xasprintf(err, "file '%s' must be relative to the home, without . or .. parts",
+		    credcopy_bad_file(spec));
 	else
 		for (size_t i = 0; i < spec->ngrants; i++)
 			for (size_t j = 0; j < spec->grants[i].npaths; j++)

@@ -26,7 +26,11 @@
  *   <copy>/.ssh/config, the user's own config (if any) following it;
  * - env values may write ${HOME} (nothing else is expanded): it becomes the
  *   copy's absolute path, as the sandbox sees it. A later grant's variable
- *   replaces an earlier one of the same name. */
+ *   replaces an earlier one of the same name;
+ * - files given whole (a secret's placeholder in a tool's configuration)
+ *   are written last, 0600 in folders made 0700; one that a grant already
+ *   copied refuses the sandbox (it would hide one or the other). With no
+ *   grants, only they are written and no home is read. */
 #ifndef CORRAL_CREDCOPY_H
 #define CORRAL_CREDCOPY_H
 
@@ -57,12 +61,15 @@ struct credcopy_spec {
 	const char *dst_home_path;      /* its absolute path (as the sandbox sees it) */
 	const struct grant *grants;
 	size_t ngrants;
+	const struct monitor_file *files;       /* written after the copies (secrets' placeholders) */
+	size_t nfiles;
 	size_t files_max;               /* 0: CREDCOPY_FILES_MAX */
 	size_t bytes_max;               /* 0: CREDCOPY_GRANT_MAX_BYTES */
 	unsigned timeout_ms;            /* 0: CREDCOPY_TIMEOUT_MS */
 };
 
 struct monitor_grants;
+struct monitor_file;
 
 /* Copies SPEC's grants (and .gitconfig) in a child running as run_as, into
  * *OUT (monitor_grants_free() it). -1 with *ERR (malloc'd, one line) when

@@ -199,6 +199,30 @@ monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 		seqmsg_put_str(m, r->grants[i]);
 	monitor_wire_create_encode_sockets(m, r);
 	seqmsg_put_str(m, r->ca_pem != NULL ? r->ca_pem : "");
+	seqmsg_put_u32(m, (uint32_t)r->n_files);
+	for (size_t i = 0; i < r->n_files; i++) {
+		seqmsg_put_str(m, r->files[i].path);
+		seqmsg_put_str(m, r->files[i].content);
+	}
+	if (r->n_files > MONITOR_FILES_MAX)
+		m->overflow = true;
+}
+
+static int
+monitor_wire_create_files(struct seqmsg *m, struct monitor_wire_create *out)
+{
+	uint32_t n;
+
+	if (seqmsg_get_u32(m, &n) == -1 || n > MONITOR_FILES_MAX)
+		return monitor_wire_bad();
+	for (uint32_t i = 0; i < n; i++)
+		if (seqmsg_get_str(m, &out->files[i].path) == -1 ||
+		    seqmsg_get_str(m, &out->files[i].content) == -1 ||
+		    strlen(out->files[i].content) > MONITOR_FILE_MAX_BYTES)
+			return monitor_wire_bad();
+	out->req.files = out->files;
+	out->req.n_files = n;
+	return 0;
 }
 
 /* run_as. Who the caller is travels as its connection, not as numbers:
@@ -267,7 +291,8 @@ monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
 	    monitor_wire_create_grants(m, out) == -1 ||
 	    monitor_wire_create_sockets(m, out) == -1 || seqmsg_get_str(m, &ca_pem) == -1 ||
-	    strlen(ca_pem) > MONITOR_CA_PEM_MAX_BYTES || seqmsg_get_end(m, 1) == -1)
+	    strlen(ca_pem) > MONITOR_CA_PEM_MAX_BYTES || monitor_wire_create_files(m, out) == -1 ||
+	    seqmsg_get_end(m, 1) == -1)
 		return monitor_wire_bad();
 	r->ca_pem = ca_pem[0] != '\0' ? ca_pem : NULL;
 	r->caller_fd = seqmsg_take_fd(m, 0);

@@ -45,6 +45,8 @@
 #define MONITOR_SLOTS_MAX 16384         /* /30s of a /16 pool: CREATE names one */
 #define MONITOR_SOCKETS_MAX 16          /* host Unix sockets one CREATE lists */
 #define MONITOR_CA_PEM_MAX_BYTES 8192   /* the sandbox CA's certificate, PEM */
+#define MONITOR_FILES_MAX 8             /* files one CREATE writes into the home */
+#define MONITOR_FILE_MAX_BYTES 2048     /* ... each */
 
 enum monitor_wire_type {
 	MONITOR_HELLO = 64,
@@ -79,6 +81,13 @@ struct monitor_socket {
 /* A sandbox to build; the broker validated it (names, roots, run_as). The
  * monitor takes the caller's identity from CALLER_FD (the client's own
  * connection, handed over), never from the broker's word. */
+/* A file written into a sandbox's private home (a secret's placeholder in
+ * a tool's config: corral(1), "--secret"); never a secret's value. */
+struct monitor_file {
+	const char *path;               /* relative to the home, no "..", no leading "/" */
+	const char *content;
+};
+
 struct monitor_create {
 	int caller_fd;                  /* the client's socket (not owned) */
 	const char *name;
@@ -104,6 +113,8 @@ struct monitor_create {
 	const struct monitor_socket *sockets;   /* the policy's host Unix sockets */
 	size_t n_sockets;               /* at most MONITOR_SOCKETS_MAX */
 	const char *ca_pem;             /* the sandbox's CA certificate, trusted inside; NULL: none */
+	const struct monitor_file *files;       /* written into the home as run_as */
+	size_t n_files;                 /* at most MONITOR_FILES_MAX */
 };
 
 /* A path a grant did not copy, and why. */
@@ -180,6 +191,7 @@ struct monitor_wire_create {
 	struct monitor_root roots[CORRAL_ROOTS_MAX];
 	const char *grants[CORRAL_GRANTS_MAX];
 	struct monitor_socket sockets[MONITOR_SOCKETS_MAX];
+	struct monitor_file files[MONITOR_FILES_MAX];
 };
 
 /* A decoded REAPED. */

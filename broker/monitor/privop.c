@@ -587,13 +587,14 @@ privop_grants(struct privop *p, const struct monitor_create *req, int home_fd,
 {
 	struct grant grants[CORRAL_GRANTS_MAX];
 	struct credcopy_spec spec = { .uid = req->uid, .gid = req->gid, .dst_home_fd = home_fd,
-	    .dst_home_path = out->home, .grants = grants, .ngrants = req->n_grants };
+	    .dst_home_path = out->home, .grants = grants, .ngrants = req->n_grants,
+	    .files = req->files, .nfiles = req->n_files, .src_home_fd = -1 };
 	char *why = NULL;
 	int rc = -1;
 
-	if (req->n_grants == 0)
+	if (req->n_grants == 0 && req->n_files == 0)
 		return 0;
-	if (req->n_grants > CORRAL_GRANTS_MAX || req->grant_home == NULL) {
+	if (req->n_grants > CORRAL_GRANTS_MAX || (req->n_grants > 0 && req->grant_home == NULL)) {
 		reason_set(err, "refused: at most %d grants, and a home to copy them from",
 		    CORRAL_GRANTS_MAX);
 		return -1;
@@ -603,13 +604,14 @@ privop_grants(struct privop *p, const struct monitor_create *req, int home_fd,
 			reason_set(err, "refused: unknown grant '%s'", req->grants[i]);
 			return -1;
 		}
-	if ((spec.src_home_fd = privop_grant_home(req, err)) == -1)
+	if (req->n_grants > 0 && (spec.src_home_fd = privop_grant_home(req, err)) == -1)
 		return -1;
 	if (credcopy_copy(&spec, &out->creds, &why) == 0)
 		rc = 0;
 	else
 		privop_fail_with(err, "grants", why);
-	close(spec.src_home_fd);
+	if (spec.src_home_fd != -1)
+		close(spec.src_home_fd);
 	return rc;
 }
 

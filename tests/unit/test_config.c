@@ -500,7 +500,7 @@ test_unknown_key_lists_accepted_keys(void **state)
 	assert_one_error("socket: /run/c.sock\nsokcet: /run/d.sock\n", 2, 1,
 	    "unknown key 'sokcet' in the configuration (expected socket, state_dir, log_dir, "
 	    "profiles_dir, machine_id, max_sandboxes, max_sandboxes_per_user, user, ledger_group, limits, "
-	    "shares, network, dns, egress, credentials, host_proxy, metrics)");
+	    "shares, network, dns, egress, credentials, secrets, host_proxy, metrics)");
 }
 
 static void
@@ -758,6 +758,55 @@ test_too_many_dns_upstreams_refused(void **state)
 }
 
 static void
+test_secrets_are_read(void **state)
+{
+	(void)state;
+	assert_int_equal(load("secrets:\n"
+	    "  - name: npm\n"
+	    "    from: env:NPM_TOKEN\n"
+	    "    hosts: [registry.npmjs.org:443]\n"
+	    "    env: [NPM_TOKEN]\n"
+	    "  - name: pypi\n"
+	    "    from: file:${HOME}/.pypi-token\n"
+	    "    hosts: [upload.pypi.org:443, test.pypi.org:443]\n"
+	    "    headers: [Authorization, X-Api-Key]\n"), 0);
+	assert_int_equal(cfg->nsecrets, 2);
+	assert_string_equal(cfg->secrets[0].name, "npm");
+	assert_string_equal(cfg->secrets[0].from, "env:NPM_TOKEN");
+	assert_string_equal(cfg->secret_kinds[0].hosts[0], "registry.npmjs.org:443");
+	assert_string_equal(cfg->secret_kinds[0].env[0], "NPM_TOKEN");
+	assert_int_equal(cfg->secret_kinds[0].nheaders, 0);
+	assert_int_equal(cfg->secret_kinds[1].nhosts, 2);
+	assert_string_equal(cfg->secret_kinds[1].headers[1], "X-Api-Key");
+	assert_false(cfg->secret_kinds[1].builtin);
+}
+
+static void
+test_bad_secrets_are_refused_with_their_place(void **state)
+{
+	(void)state;
+	assert_one_error_then_reset("secrets:\n  - {name: gh, from: env:X, hosts: [a.example.com:443]}\n",
+	    2, 12, "secret name 'gh' is a built-in secret (gh)");
+	assert_one_error_then_reset("secrets:\n  - {name: x, hosts: [a.example.com:443]}\n", 2, 5,
+	    "required: where the CLI reads the value");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: vault:x, hosts: [a.example.com:443]}\n",
+	    2, 21, "secret source 'vault:x' is not a source (env:NAME, file:PATH or gh-hosts)");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: ['*.example.com:443']}\n",
+	    2, 36, "is a wildcard: a secret goes to exact host names only");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com]}\n",
+	    2, 36, "is not HOST:PORT");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
+	    "env: [LD_PRELOAD]}\n", 2, 62, "is the dynamic loader's");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
+	    "env: [PATH]}\n", 2, 62, "one the sandbox's commands need");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
+	    "headers: [Host]}\n", 2, 66, "frames or routes the request");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443]}\n"
+	    "  - {name: x, from: env:Y, hosts: [b.example.com:443]}\n", 3, 12,
+	    "secret name 'x' is defined twice");
+}
+
+static void
 test_credential_name_colliding_with_builtin_refused(void **state)
 {
 	(void)state;
@@ -867,6 +916,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_host_proxy_bad_profile_name_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_as_boolean_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_key_lists_accepted_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_secrets_are_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_secrets_are_refused_with_their_place, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_limits_and_shares_are_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_defaults_follow_the_machine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_limit_values_are_refused_with_their_place,

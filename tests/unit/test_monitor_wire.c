@@ -224,11 +224,52 @@ test_create_with_too_many_sockets_is_refused(void **state)
 {
 	struct pair *p = *state;
 	struct monitor_create r = sample_create();
+	struct monitor_socket socks[MONITOR_SOCKETS_MAX + 1];
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	for (size_t i = 0; i < MONITOR_SOCKETS_MAX + 1; i++)
+		socks[i] = (struct monitor_socket){ "/run/s", "s" };
+	r.sockets = socks;
+	r.n_sockets = MONITOR_SOCKETS_MAX + 1;
+	monitor_wire_create_encode(p->out, &r);
+	p->out->overflow = false;       /* sent anyway, as a broken broker would */
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
+	free(got);
+}
+
+/* The files a create writes into the home (secrets' placeholders). */
+static void
+test_create_carries_the_files(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	const struct monitor_file files[] = { { ".config/gh/hosts.yml", "github.com:\n" },
+		{ ".netrc", "machine github.com\n" } };
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	r.files = files;
+	r.n_files = 2;
+	monitor_wire_create_encode(p->out, &r);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
+	assert_int_equal(got->req.n_files, 2);
+	assert_string_equal(got->req.files[0].path, ".config/gh/hosts.yml");
+	assert_string_equal(got->req.files[1].content, "machine github.com\n");
+	close(got->req.caller_fd);
+	free(got);
+}
+
+static void
+test_create_with_too_many_files_is_refused(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
 	struct monitor_wire_create *got = malloc(sizeof(*got));
 
 	monitor_wire_create_encode(p->out, &r);
-	p->out->len -= 4;
-	seqmsg_put_u32(p->out, MONITOR_SOCKETS_MAX + 1);
+	p->out->len -= 4;       /* the files' count is the message's last field */
+	seqmsg_put_u32(p->out, MONITOR_FILES_MAX + 1);
 	carry(p);
 	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
 	free(got);
@@ -430,6 +471,8 @@ main(void)
 		T(test_create_carries_grants_and_their_home),
 		T(test_create_carries_the_unix_sockets),
 		T(test_create_with_too_many_sockets_is_refused),
+		T(test_create_carries_the_files),
+		T(test_create_with_too_many_files_is_refused),
 		T(test_built_carries_what_the_grants_copied),
 		T(test_built_round_trips_with_its_descriptors),
 		T(test_reap_list_over_its_bound_is_refused),

@@ -581,7 +581,7 @@ test_request_field_numbers_match_protocol_md(void **state)
 		{ "denials", 18 }, { "logs", 19 }, { "fs_read", 20 }, { "fs_write", 21 },
 		{ "fs_edit", 22 }, { "fs_list", 23 }, { "fs_grep", 24 }, { "metrics", 25 },
 		{ "reload", 26 }, { "forward_open", 27 }, { "forward_connect", 28 },
-		{ "forward_list", 29 },
+		{ "forward_list", 29 }, { "secret_list", 30 },
 	};
 
 	assert_field_numbers(&corral__request__descriptor, want, sizeof(want) / sizeof(want[0]));
@@ -596,6 +596,7 @@ test_response_field_numbers_match_protocol_md(void **state)
 		{ "run_list", 11 }, { "policy", 12 }, { "denials", 13 }, { "logs", 14 },
 		{ "fs_write", 15 }, { "fs_read", 16 }, { "fs_list", 17 }, { "fs_grep", 18 },
 		{ "reap", 19 }, { "metrics", 20 }, { "reload", 21 }, { "forward_list", 22 },
+		{ "secret_list", 23 },
 	};
 
 	assert_field_numbers(&corral__response__descriptor, want, sizeof(want) / sizeof(want[0]));

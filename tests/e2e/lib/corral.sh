@@ -179,3 +179,14 @@ for line in open(path):
 sys.exit(1)
 PY
 }
+
+# corral_ledger_wait KEY=VALUE...: true once a record of the bed's ledger
+# has every KEY with VALUE, within 5 s (the ledger is written off the
+# proxy's path, a moment after the event).
+corral_ledger_wait() {
+	for _corral_i in $(seq 50); do
+		corral_ledger_has "$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -20,6 +20,9 @@
 #   tb_dns_queried NAME [SINCE_LINE]   0 if the DNS server was asked NAME
 #   tb_dns_log_lines          lines in the DNS query log now (for SINCE_LINE)
 #   tb_http_log               nginx access log path
+#   tb_auth_log               nginx log of each request's Authorization header
+#                             (/private/ asks Basic credentials of nginx/htpasswd;
+#                             /echo-auth answers the header it got)
 #   tb_udp_log                what reached the UDP sink (port 9) in the inet
 #   tb_down                   remove everything; idempotent
 #   tb_reap_stale             remove what crashed earlier runs left behind
@@ -94,6 +97,7 @@ tb_exec_host() { _tb_in "$TB_HOST" "$@"; }
 tb_exec_inet() { _tb_in "$TB_INET" "$@"; }
 tb_ca_file() { echo "$TB_CA"; }
 tb_http_log() { echo "$TB_DIR/nginx/access.log"; }
+tb_auth_log() { echo "$TB_DIR/nginx/auth.log"; }
 tb_udp_log() { echo "$TB_DIR/udp-sink.log"; }
 tb_pid() { cat "$TB_DIR/pids/$1.pid" 2>/dev/null; }
 tb_log() { echo "$TB_DIR/log/$1.log"; }
@@ -393,6 +397,8 @@ events { worker_connections 256; }
 http {
 	log_format tb '\$server_addr:\$server_port \$scheme \$host "\$request" \$status \$body_bytes_sent';
 	access_log $_tb_n/access.log tb;
+	log_format tbauth '\$host "\$request" \$status auth=[\$http_authorization]';
+	access_log $_tb_n/auth.log tbauth;
 	client_body_temp_path $_tb_n/tmp/body;
 	proxy_temp_path $_tb_n/tmp/proxy;
 	fastcgi_temp_path $_tb_n/tmp/fastcgi;
@@ -409,6 +415,12 @@ http {
 		location = / { return 200 "hello from \$host\n"; }
 		location = /zen { return 200 "$TB_ZEN\n"; }
 		location = /echo { return 200 "\$request_method \$request_uri host=\$host scheme=\$scheme\n"; }
+		location = /echo-auth { return 200 "auth=\$http_authorization\n"; }
+		location /private/ {
+			auth_basic "corral test bed";
+			auth_basic_user_file $_tb_n/htpasswd;
+			try_files \$uri =404;
+		}
 		location / { try_files \$uri =404; }
 	}
 }

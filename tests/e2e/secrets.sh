@@ -1,0 +1,188 @@
+#!/bin/sh
+# Secrets that never enter the sandbox (corral(1), "--secret"), against the
+# test bed.
+# Sets up: the bed; corrald with egress.upstream_ca_file naming the bed's
+# CA and a secret of its corrald.yaml (npm, from an environment variable,
+# for registry.npmjs.org:443 in NPM_TOKEN); a home holding gh's hosts.yml
+# with a token; nginx asking Basic credentials whose password is that
+# token for a git repository under /private/; a strict sandbox with
+# --secret gh and --secret npm.
+# Does: real curl and git inside, with the placeholders the sandbox holds;
+# sends a placeholder where it may not go (another terminated host, plain
+# HTTP, a CONNECT head); asks a host to echo the value back; searches the
+# sandbox's environment, files and processes, and corrald's state, logs,
+# registry and ledger, for the real values; tries the ways the CLI must
+# refuse a secret.
+# Expects: the bed's servers see the real values (a header, a Basic
+# credential that git sends); inside, only placeholders of the same shape;
+# every misuse refused with secret_misuse, in the ledger and in denials,
+# and never sent on; an echo never reaches the sandbox; no real value in
+# any file, variable or process inside, nor in anything corrald writes;
+# sandbox get lists each secret's name and hosts, never a value.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
+tb_need_root
+corral_install_traps
+tb_up >/dev/null || { echo "Bail out! no test bed"; exit 1; }
+
+GH_REAL=gho_R3alT0kenNeverInside0123456789abcd
+NPM_REAL=npm_AlsoReal0nlyInTheBroker9876543210xy
+ca=$(tb_ca_file)
+port=$(tb_free_port)
+corral_config "$TB_DIR/corrald.yaml" "upstream_ca_file: $ca" <<YAML
+host_proxy:
+  listen: 127.0.0.1:$port
+secrets:
+  - name: npm
+    from: env:CORRAL_TEST_NPM
+    hosts: [registry.npmjs.org:443]
+    env: [NPM_TOKEN]
+YAML
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
+CORRAL_SOCK="$TB_DIR/corrald.sock"
+corral() { corral_cli "$@"; }
+ws=$TB_DIR/ws
+home=$TB_DIR/home
+mkdir -p "$ws" "$home/.config/gh"
+cat >"$home/.config/gh/hosts.yml" <<YAML
+github.com:
+    user: octo
+    oauth_token: $GH_REAL
+    git_protocol: https
+YAML
+chown -R 1000:1000 "$ws" && chmod 0755 "$TB_DIR"
+
+# A repository that only the real token opens, over git's HTTP protocol.
+git init -q --bare "$TB_DIR/www/private/acme/app.git" &&
+	git -C "$TB_DIR" -c init.defaultBranch=main init -q src &&
+	echo "the private readme" >"$TB_DIR/src/README" &&
+	git -C "$TB_DIR/src" add README &&
+	git -C "$TB_DIR/src" -c user.name=t -c user.email=t@example.com commit -q -m one &&
+	git -C "$TB_DIR/src" push -q "$TB_DIR/www/private/acme/app.git" HEAD:main &&
+	git -C "$TB_DIR/www/private/acme/app.git" symbolic-ref HEAD refs/heads/main &&
+	git -C "$TB_DIR/www/private/acme/app.git" update-server-info &&
+	chmod -R a+rX "$TB_DIR/www" &&
+	printf 'x-access-token:{PLAIN}%s\n' "$GH_REAL" >"$TB_DIR/nginx/htpasswd" &&
+	chmod 0644 "$TB_DIR/nginx/htpasswd" || { echo "Bail out! no repository"; exit 1; }
+
+# --- The CLI refuses what cannot be a secret, before anything is made.
+out=$(CORRAL_TEST_NPM=$NPM_REAL corral sandbox create --root "$ws" --secret nope 2>&1)
+check_contains "an unknown secret is refused, naming the known ones" "$out" \
+	"unknown secret 'nope' (known: gh, npm)"
+out=$(corral sandbox create --root "$ws" --secret npm 2>&1)
+check_contains "a source that is not there is refused" "$out" \
+	"--secret npm: the variable CORRAL_TEST_NPM is not set"
+out=$(CORRAL_TEST_NPM='two words' corral sandbox create --root "$ws" --secret npm 2>&1)
+check_contains "a value that is not one word of printable ASCII is refused" "$out" \
+	"not printable ASCII"
+out=$(corral sandbox create --root "$ws" --home "$home" --secret gh --grant gh 2>&1)
+check_contains "--secret gh with --grant gh is refused (the grant copies the token in)" "$out" \
+	"give one of them"
+out=$(corral sandbox create --root "$ws" --secret gh=file:/nonexistent/token 2>&1)
+check_contains "an unreadable file source is refused, naming it" "$out" \
+	"cannot read /nonexistent/token"
+check_eq "none of them made a sandbox" "" "$(corral sandbox list | tail -n +2)"
+
+# --- A strict sandbox with gh's token and the configuration's npm token.
+CORRAL_TEST_NPM=$NPM_REAL corral sandbox create --root "$ws" --home "$home" --name sec \
+	--secret gh --secret npm >/dev/null ||
+	{ echo "Bail out! cannot create the sandbox"; exit 1; }
+inside() { corral exec sec -- "$@"; }
+ledger=$TB_DIR/log/egress.jsonl
+auth_log=$(tb_auth_log)
+
+json=$(corral sandbox get sec --json)
+check "sandbox get --json lists gh with its hosts" python3 -c '
+import json, sys
+s = {x["name"]: x for x in json.loads(sys.argv[1])["secrets"]}
+assert s["gh"]["hosts"] == ["api.github.com:443", "github.com:443"], s
+assert s["gh"]["env"] == ["GH_TOKEN"], s
+assert s["npm"]["hosts"] == ["registry.npmjs.org:443"], s
+assert s["npm"]["env"] == ["NPM_TOKEN"], s' "$json"
+check_lacks "and never a value" "$json" "$GH_REAL"
+check_lacks "of either" "$json" "$NPM_REAL"
+
+ph=$(inside printenv GH_TOKEN)
+check "GH_TOKEN inside is a placeholder of the token's shape" sh -c \
+	'case "$1" in gho_*) [ "$1" != "$2" ] && [ ${#1} -eq ${#2} ] ;; *) false ;; esac' _ "$ph" "$GH_REAL"
+check_contains "gh's hosts.yml inside holds it" \
+	"$(inside sh -c 'cat "$HOME/.config/gh/hosts.yml"')" "oauth_token: $ph"
+check_eq "GH_CONFIG_DIR names that copy" "$(inside sh -c 'echo "$HOME/.config/gh"')" \
+	"$(inside printenv GH_CONFIG_DIR)"
+check_contains ".netrc holds it for HTTPS git" "$(inside sh -c 'cat "$HOME/.netrc"')" \
+	"machine github.com login x-access-token password $ph"
+nph=$(inside printenv NPM_TOKEN)
+check "NPM_TOKEN inside is a placeholder" sh -c \
+	'case "$1" in npm_*) [ "$1" != "$2" ] ;; *) false ;; esac' _ "$nph" "$NPM_REAL"
+
+# --- The real value goes where it may, and only there.
+out=$(inside sh -c 'curl -sS --max-time 5 -H "Authorization: token $GH_TOKEN" https://api.github.com/echo' 2>&1)
+check_eq "curl with \$GH_TOKEN reaches api.github.com" \
+	"GET /echo host=api.github.com scheme=https" "$out"
+check_contains "which saw the real token" "$(cat "$auth_log")" \
+	"api.github.com \"GET /echo HTTP/1.1\" 200 auth=[token $GH_REAL]"
+out=$(inside sh -c 'cd /tmp && git clone -q https://github.com/private/acme/app.git && cat app/README' 2>&1)
+check_eq "git clone over HTTPS opens the repository only the real token opens" \
+	"the private readme" "$out"
+check_contains "nginx got the token as git's Basic password" "$(cat "$auth_log")" \
+	"auth=[Basic $(printf 'x-access-token:%s' "$GH_REAL" | base64 -w0)]"
+out=$(inside sh -c 'curl -sS --max-time 5 -H "Authorization: Bearer $NPM_TOKEN" https://registry.npmjs.org/echo' 2>&1)
+check_eq "the configuration's secret reaches its host" \
+	"GET /echo host=registry.npmjs.org scheme=https" "$out"
+check_contains "with its real value" "$(cat "$auth_log")" "auth=[Bearer $NPM_REAL]"
+check "the ledger records the use of each, by name" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+used = {(r["host"], r["path"], r["secrets"]) for r in recs if r["event"] == "request"}
+assert ("api.github.com", "/echo", "gh") in used, used
+assert ("registry.npmjs.org", "/echo", "npm") in used, used' "$ledger"
+
+# --- Misuse.
+before=$(grep -c "" "$auth_log")
+code=$(inside sh -c 'curl -sS --max-time 5 -o /dev/null -w "%{http_code}" -H "Authorization: token $GH_TOKEN" https://registry.npmjs.org/echo' 2>/dev/null)
+check_eq "gh's placeholder sent to another terminated host is refused" 403 "$code"
+out=$(inside sh -c 'curl -sS --max-time 5 -H "Authorization: token $GH_TOKEN" https://registry.npmjs.org/echo' 2>&1)
+check_contains "with a reason naming the misuse" "$out" '"reason":"secret_misuse"'
+out=$(inside sh -c 'curl -sS --max-time 5 -H "X-Token: $GH_TOKEN" https://api.github.com/echo' 2>&1)
+check_contains "in a header it may not go in, toward its own host, too" "$out" \
+	'"reason":"secret_misuse"'
+out=$(inside sh -c 'curl -sS --max-time 5 "https://api.github.com/echo?t=$GH_TOKEN"' 2>&1)
+check_contains "and in the query" "$out" '"reason":"secret_misuse"'
+code=$(inside sh -c 'curl -sS --max-time 5 -o /dev/null -w "%{http_code}" -H "Authorization: token $GH_TOKEN" http://example.com/' 2>/dev/null)
+check_eq "in a plain HTTP request the proxy reads, refused" 403 "$code"
+code=$(inside sh -c 'curl -sS --max-time 5 -o /dev/null -w "%{http_code}" --proxy-header "Proxy-Authorization: Bearer $GH_TOKEN" https://pypi.org/' 2>/dev/null)
+check "in a CONNECT head toward a pass-through host, refused" [ "$code" != 200 ]
+check_eq "none of them reached a server" "$before" "$(grep -c "" "$auth_log")"
+check "the ledger records each as secret_misuse" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+mis = [r for r in recs if r["reason"] == "secret_misuse"]
+assert len(mis) >= 5, mis
+assert any(r["event"] == "request" and r["secrets"] == "gh" for r in mis), mis
+assert any(r["event"] == "connect" and r["host"] == "example.com" for r in mis), mis' "$ledger"
+check_contains "and denials lists the misuse" "$(corral denials sec)" "secret_misuse"
+
+# --- An echo of the value never reaches the sandbox.
+out=$(inside sh -c 'curl -sS --max-time 5 -H "Authorization: token $GH_TOKEN" https://api.github.com/echo-auth' 2>&1)
+check_lacks "a host that echoes the value back sends the sandbox none of it" "$out" \
+	"$GH_REAL"
+check "the ledger says why the connection ended" corral_ledger_wait event=close \
+	reason=secret_echoed host=api.github.com
+
+# --- Nowhere inside, nowhere corrald writes.
+out=$(inside sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n"; grep -rs "" "$HOME" /tmp /run 2>/dev/null' 2>&1)
+check_contains "the search inside reads the placeholders" "$out" "$ph"
+check_lacks "but no process's environment and no file inside holds the real token" \
+	"$out" "$GH_REAL"
+check_lacks "nor the npm value" "$out" "$NPM_REAL"
+check_eq "a run of the persistent shell sees the placeholder, as every command does" "$ph" \
+	"$(corral run sec -- 'echo $GH_TOKEN')"
+found=$(grep -rl -e "$GH_REAL" -e "$NPM_REAL" "$TB_DIR/state" "$TB_DIR/log" 2>/dev/null |
+	grep -v "/log/nginx" | head -3)
+check_eq "nothing corrald wrote (state, registry, ledger, logs) holds a real value" "" "$found"
+
+corral sandbox delete sec >/dev/null
+check_eq "the sandbox's copies go with it" "" \
+	"$(grep -rl "$GH_REAL" "$TB_DIR/state" 2>/dev/null)"
+tap_done
