@@ -105,16 +105,34 @@ h1_chunked_byte(struct h1_chunked *c, uint8_t b)
 ssize_t
 h1_chunked_feed(struct h1_chunked *c, const uint8_t *data, size_t len)
 {
-	size_t i = 0;
+	size_t i = 0, off, n;
+	ssize_t got;
 
 	while (i < len && c->state != H1C_DONE) {
-		if (c->state == H1C_DATA) {
-			size_t n = len - i < c->left ? len - i : (size_t)c->left;
+		if ((got = h1_chunked_feed_data(c, data + i, len - i, &off, &n)) < 0)
+			return -1;
+		i += (size_t)got;
+	}
+	return (ssize_t)i;
+}
 
-			i += n;
-			if ((c->left -= n) == 0)
+ssize_t
+h1_chunked_feed_data(struct h1_chunked *c, const uint8_t *data, size_t len, size_t *off,
+    size_t *n)
+{
+	size_t i = 0;
+
+	*off = *n = 0;
+	while (i < len && c->state != H1C_DONE) {
+		if (c->state == H1C_DATA) {
+			size_t k = len - i < c->left ? len - i : (size_t)c->left;
+
+			*off = i;
+			*n = k;
+			i += k;
+			if ((c->left -= k) == 0)
 				c->state = H1C_DATA_CR;
-			continue;
+			return (ssize_t)i;      /* one run of data at a time */
 		}
 		/* Lines are bounded: a size line, or the trailers all told. */
 		if (++c->line > (c->state >= H1C_TRAILER ? H1_TRAILERS_MAX_BYTES :
@@ -195,6 +213,31 @@ h1_list_has(const uint8_t *v, size_t n, const char *token)
 	return false;
 }
 
+/* Whether every element of the comma list V (N bytes) is TOKEN (an empty
+ * list too). */
+static bool
+h1_list_only(const uint8_t *v, size_t n, const char *token)
+{
+	size_t t = strlen(token), i = 0;
+
+	while (i < n) {
+		size_t start, stop;
+
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		start = i;
+		while (i < n && v[i] != ',')
+			i++;
+		stop = i;
+		while (stop > start && (v[stop - 1] == ' ' || v[stop - 1] == '\t'))
+			stop--;
+		if (stop > start && (stop - start != t ||
+		    strncasecmp((const char *)v + start, token, t) != 0))
+			return false;
+	}
+	return true;
+}
+
 /* Whether the last coding of a Transfer-Encoding value is chunked. */
 static bool
 h1_last_is_chunked(const uint8_t *v, size_t n)
@@ -206,7 +249,7 @@ h1_last_is_chunked(const uint8_t *v, size_t n)
 }
 
 struct h1_fields {
-	bool length, te, chunked, close, keep_alive;
+	bool length, te, chunked, close, keep_alive, encoded;
 	uint64_t content_length;
 };
 
@@ -250,6 +293,9 @@ h1_field(const uint8_t *p, size_t n, struct h1_fields *f)
 			return H1_ERR_FRAMING;
 		f->te = true;
 		f->chunked = h1_last_is_chunked(v, vn);
+		f->encoded |= !h1_list_only(v, vn, "chunked");
+	} else if (name == 16 && strncasecmp((const char *)p, "Content-Encoding", 16) == 0) {
+		f->encoded |= !h1_list_only(v, vn, "identity");
 	} else if (name == 10 && strncasecmp((const char *)p, "Connection", 10) == 0) {
 		f->close |= h1_list_has(v, vn, "close");
 		f->keep_alive |= h1_list_has(v, vn, "keep-alive");
@@ -275,6 +321,7 @@ h1_framing(struct h1_response *out, const struct h1_fields *f, bool head_request
 	else
 		out->body = H1_BODY_UNTIL_CLOSE;
 	out->length = out->body == H1_BODY_LENGTH ? f->content_length : 0;
+	out->encoded = f->encoded && out->body != H1_BODY_NONE;
 	if (out->body == H1_BODY_UNTIL_CLOSE)
 		out->close = true;
 	return H1_OK;

@@ -48,6 +48,8 @@ struct h1_response {
 	uint64_t length;                /* H1_BODY_LENGTH */
 	bool close;                     /* Connection: close, or HTTP/1.0 without keep-alive */
 	bool interim;                   /* 1xx but 101: the final response follows */
+	bool encoded;                   /* its body is compressed or otherwise coded
+					 * (Content-Encoding, or a transfer coding but chunked) */
 };
 
 /* Parses the response head at the start of BUF (LEN bytes) to a request
@@ -70,5 +72,10 @@ void h1_chunked_init(struct h1_chunked *c);
  * when the framing is broken. */
 ssize_t h1_chunked_feed(struct h1_chunked *c, const uint8_t *data, size_t len);
 bool h1_chunked_done(const struct h1_chunked *c);
+/* The same, up to the end of the first run of the body's data: *OFF and
+ * *N say where that run is among the bytes read (*N 0: none), so that a
+ * reader of the content alone can take it out of its framing. */
+ssize_t h1_chunked_feed_data(struct h1_chunked *c, const uint8_t *data, size_t len,
+    size_t *off, size_t *n);
 
 #endif

@@ -79,6 +79,8 @@ struct mitm {
 	bool echo_owned[MITM_ECHO_MAX];
 	size_t echo_len[MITM_ECHO_MAX], nechoes, echo_longest;
 	struct evbuffer *scan;
+	bool rechunk;                   /* the scan holds a chunked body's content: */
+					/* it goes out in chunks of ours */
 	struct event *idle;
 	struct timeval active;          /* the last byte either way */
 };
@@ -387,7 +389,12 @@ mitm_scan_push(struct mitm *m, bool final)
 		}
 	}
 	keep = final ? 0 : mitm_echo_partial(m, data, len);
+	/* A chunked body searched as its content goes on in chunks of ours. */
+	if (m->rechunk && len > keep)
+		evbuffer_add_printf(bufferevent_get_output(m->client), "%zx\r\n", len - keep);
 	evbuffer_remove_buffer(m->scan, bufferevent_get_output(m->client), len - keep);
+	if (m->rechunk && len > keep)
+		evbuffer_add(bufferevent_get_output(m->client), "\r\n", 2);
 	return true;
 }
 
@@ -492,6 +499,34 @@ mitm_move_body(struct mitm_body *b, struct evbuffer *from, struct evbuffer *to,
 	*count += n;
 	return b->kind == H1_BODY_LENGTH ? b->left == 0 :
 	    b->kind == H1_BODY_CHUNKED && h1_chunked_done(&b->chunked);
+}
+
+/* Moves the content of the chunked body the upstream's input IN holds
+ * into M's scan, its framing (and trailers) dropped: mitm_scan_push frames
+ * what it lets go anew. True once the body has ended; *BROKEN when its
+ * framing is. */
+static bool
+mitm_move_content(struct mitm *m, struct evbuffer *in, bool *broken)
+{
+	struct h1_chunked *c = &m->body.chunked;
+
+	while (!h1_chunked_done(c) && evbuffer_get_length(in) > 0) {
+		size_t avail = evbuffer_get_contiguous_space(in), off, n;
+		const uint8_t *p = evbuffer_pullup(in, (ev_ssize_t)avail);
+		ssize_t got = h1_chunked_feed_data(c, p, avail, &off, &n);
+
+		if (got < 0) {
+			*broken = true;
+			return false;
+		}
+		if (n > 0 && evbuffer_add(m->scan, p + off, n) == -1) {
+			*broken = true;
+			return false;
+		}
+		evbuffer_drain(in, (size_t)got);
+		m->down += (uint64_t)got;
+	}
+	return h1_chunked_done(c);
 }
 
 static void
@@ -607,6 +642,42 @@ mitm_refusal(struct mitm *m, const uint8_t *head, const struct http_request *req
 	return m->hooks.judge != NULL ? m->hooks.judge(m->hooks.arg, method, target) : NULL;
 }
 
+/* The head in OUT asks for the body as it is, when what comes back is
+ * searched for the secrets' values (a compressed body would hide them):
+ * every Accept-Encoding line goes, and one asking for identity takes their
+ * place. -1 when it does not fit. */
+static int
+mitm_ask_identity(struct buf *out)
+{
+	static const char ask[] = "Accept-Encoding: identity\r\n\r\n";
+	const char *line = buf_data(out), *end = line + buf_len(out), *eol;
+	struct buf *b = buf_new(buf_max(out));
+	int rc = -1;
+
+	if (b == NULL)
+		return -1;
+	buf_set_secret(b);
+	for (; line < end; line = eol + 2) {
+		if ((eol = memmem(line, (size_t)(end - line), "\r\n", 2)) == NULL)
+			goto done;      /* a head secretsub_head wrote always ends so */
+		if (eol == line) {
+			rc = buf_append(b, ask, sizeof(ask) - 1);
+			break;
+		}
+		if ((size_t)(eol - line) >= 16 && strncasecmp(line, "Accept-Encoding:", 16) == 0)
+			continue;
+		if (buf_append(b, line, (size_t)(eol - line) + 2) == -1)
+			goto done;
+	}
+	if (rc == 0) {
+		buf_reset(out);
+		rc = buf_append(out, buf_data(b), buf_len(b));
+	}
+done:
+	buf_free(b);
+	return rc;
+}
+
 /* REQ's head rewritten with the secrets, recorded, then sent: NULL, or why
  * it was not (*WHICH: a misused secret). A request the ledger cannot
  * record does not go. */
@@ -621,10 +692,13 @@ mitm_pass(struct mitm *m, const uint8_t *head, const struct http_request *req,
 
 	if (out == NULL)
 		return "out_of_memory";
+	buf_set_secret(out);            /* it holds the values swapped in */
 	sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->host, (const char *)head,
 	    req->head_len, out, which, &used);
 	if (sr != SECRETSUB_OK)
 		why = sr == SECRETSUB_MISUSE ? "secret_misuse" : "request_head_unreadable";
+	else if (m->scan != NULL && mitm_ask_identity(out) == -1)
+		why = "request_head_too_large";
 	else if (mitm_tell(m, method, target, NULL, NULL, 0, used) == -1)
 		why = "ledger_unavailable";
 	else if (mitm_send_wiped(m->upstream, out) == -1)
@@ -679,6 +753,7 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 		return false;           /* the upstream's handshake first */
 	if ((refused = mitm_refusal(m, head, req, method, target)) == NULL)
 		refused = mitm_pass(m, head, req, method, target, &which);
+
 	if (m->ended)
 		return false;
 	mitm_body_set(&m->body, req->chunked ? H1_BODY_CHUNKED : req->has_content_length &&
@@ -841,6 +916,12 @@ mitm_upstream_turn(struct mitm *m)
 				mitm_close_after_write(m, "upstream_response_unreadable");
 				return;
 			}
+			/* A coded body hides what the search must see: refused. */
+			if (m->scan != NULL && r.encoded) {
+				mitm_answer(m, 502, "upstream_body_encoded", m->method, m->target, true);
+				mitm_close_after_write(m, "upstream_body_encoded");
+				return;
+			}
 			m->down += r.head_len;
 			evbuffer_remove_buffer(in, out, r.head_len);
 			if (r.interim) {
@@ -861,8 +942,15 @@ mitm_upstream_turn(struct mitm *m)
 			m->close_after = early || r.close;
 			mitm_body_set(&m->body, r.body, r.length);
 			m->stage = MITM_RESP_BODY;
+			/* A chunked body is searched as its content, framed anew. */
+			if (m->scan != NULL && r.body == H1_BODY_CHUNKED) {
+				if (!mitm_scan_push(m, true))
+					return;
+				m->rechunk = true;
+			}
 		} else if (m->stage == MITM_RESP_BODY) {
-			bool whole = mitm_move_body(&m->body, in, out, &m->down, &broken);
+			bool whole = m->rechunk ? mitm_move_content(m, in, &broken) :
+			    mitm_move_body(&m->body, in, out, &m->down, &broken);
 
 			if (broken) {
 				mitm_end(m, "upstream_body_framing");
@@ -870,6 +958,10 @@ mitm_upstream_turn(struct mitm *m)
 			}
 			if (!mitm_scan_push(m, whole))
 				return;
+			if (whole && m->rechunk) {
+				evbuffer_add(bufferevent_get_output(m->client), "0\r\n\r\n", 5);
+				m->rechunk = false;
+			}
 			mitm_pace(m->upstream, m->client);
 			if (!whole)
 				return;

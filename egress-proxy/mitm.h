@@ -14,10 +14,13 @@
  * alignments (a Basic credential echoed): a response that holds one ends
  * the connection ("secret_echoed") before those bytes reach the sandbox.
  * Within a message, the last bytes that could begin a value wait for the
- * next ones. Known limits, to close before secrets are configurable: the
- * bytes are searched as framed (a value cut by a chunk boundary is not
- * found), each message's end is flushed (a value across two responses is
- * not found), and a compressed body is not read.
+ * next ones; a chunked body is searched as its content (its framing taken
+ * off and put on anew, trailers dropped), so a chunk boundary hides
+ * nothing; requests toward such a host ask for bodies as they are
+ * (Accept-Encoding: identity), and a coded body is refused
+ * ("upstream_body_encoded", a 502). Not found: a value the upstream splits
+ * across two responses (each response's end lets go of what it held), or
+ * that it sends only in part (a Range of a stored copy): corral(1) says so.
  *
  * ALPN offers http/1.1 only, on both sides, until HTTP/2 is read here:
  * a client that asks for h2 alone gets HTTP/1.1, as TLS lets it.

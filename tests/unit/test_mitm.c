@@ -11,8 +11,10 @@
  * connection passes; a placeholder where it may not go is refused and
  * never reaches the upstream; chunked bodies both ways; an upstream whose
  * certificate does not verify is a 502 naming it; h2 alone gets HTTP/1.1;
- * the value echoed back (plain, cut across two records, or as a Basic
- * credential's base64) ends the connection with none of it delivered; a
+ * the value echoed back (plain, cut across two records or two chunks, or
+ * as a Basic credential's base64) ends the connection with none of it
+ * delivered; a secret's host is asked for bodies as they are and a coded
+ * one is refused; a
  * response that never comes is a 504; an idle connection is closed. */
 #include "config.h"
 
@@ -266,6 +268,21 @@ upstream_main(void *arg)
 				    "saw %.20s", strlen("saw " VALUE), VALUE);
 				usleep(50000);
 				upstream_write(ssl, "%s", VALUE + 20);
+				continue;
+			}
+			if (strstr(seen, " /echosplit ") != NULL) {
+				/* The value cut by a chunk boundary: its halves never
+				 * touch in the bytes as framed. */
+				upstream_write(ssl, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				    "%zx\r\nsaw %.20s\r\n", strlen("saw ") + 20, VALUE);
+				usleep(50000);
+				upstream_write(ssl, "%zx\r\n%s\r\n0\r\n\r\n", strlen(VALUE + 20),
+				    VALUE + 20);
+				continue;
+			}
+			if (strstr(seen, " /gzip ") != NULL) {
+				upstream_write(ssl, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+				    "Content-Length: 4\r\n\r\n\x1f\x8b\x08\x01");
 				continue;
 			}
 			if (strstr(seen, " /echo64 ") != NULL) {
@@ -555,6 +572,70 @@ test_a_value_echoed_back_never_reaches_the_client(void **state)
 }
 
 static void
+test_a_value_cut_by_a_chunk_boundary_never_reaches_the_client(void **state)
+{
+	char *echo = request_with("/echosplit", "Authorization");
+
+	(void)state;
+	bed.requests[0] = echo;
+	bed.nrequests = 1;
+	run();
+	assert_string_equal(bed.done_why, "secret_echoed");
+	assert_null(strstr(bed.answers[0], "REALVALUE"));
+	free(echo);
+}
+
+/* A chunked body searched as its content still reaches the client whole,
+ * framed anew. */
+static void
+test_a_chunked_body_from_a_secret_host_is_framed_anew(void **state)
+{
+	/* The test's upstream reads "chunked" in a head as a chunked body's
+	 * sign: a length of 0 says there is none. */
+	static const char get[] = "GET /chunked HTTP/1.1\r\nHost: " HOST "\r\n"
+	    "Content-Length: 0\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = get;
+	bed.nrequests = 1;
+	run();
+	assert_non_null(strstr(bed.answers[0], "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
+	    "0\r\n\r\n"));
+}
+
+static void
+test_a_secret_host_is_asked_for_bodies_as_they_are(void **state)
+{
+	static const char get[] = "GET /n HTTP/1.1\r\nHost: " HOST "\r\n"
+	    "Accept-Encoding: gzip, br\r\naccept-encoding: zstd\r\nX-After: 1\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = get;
+	bed.nrequests = 1;
+	run();
+	assert_int_equal(bed.nseen, 1);
+	assert_null(strstr(bed.seen[0], "gzip"));
+	assert_null(strstr(bed.seen[0], "zstd"));
+	assert_non_null(strstr(bed.seen[0], "X-After: 1\r\nAccept-Encoding: identity\r\n\r\n"));
+	assert_non_null(strstr(bed.answers[0], "\r\n\r\nok"));
+}
+
+static void
+test_a_coded_body_from_a_secret_host_is_refused(void **state)
+{
+	static const char get[] = "GET /gzip HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+
+	(void)state;
+	bed.requests[0] = get;
+	bed.nrequests = 1;
+	run();
+	assert_non_null(strstr(bed.answers[0], "HTTP/1.1 502 "));
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"upstream_body_encoded\""));
+	assert_null(strstr(bed.answers[0], "\x1f\x8b\x08\x01"));
+	assert_string_equal(bed.done_why, "upstream_body_encoded");
+}
+
+static void
 test_a_value_echoed_as_base64_never_reaches_the_client(void **state)
 {
 	char *echo = request_with("/echo64", "Authorization");
@@ -708,6 +789,14 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_requests_no_judge_could_follow_are_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_a_value_echoed_back_never_reaches_the_client,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_value_cut_by_a_chunk_boundary_never_reaches_the_client,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_chunked_body_from_a_secret_host_is_framed_anew,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_secret_host_is_asked_for_bodies_as_they_are,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_coded_body_from_a_secret_host_is_refused,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_value_echoed_as_base64_never_reaches_the_client,
 		    setup, teardown),
