@@ -1,6 +1,10 @@
 /* The proxy benchmarks' load tool (tests/bench/run-proxy-bench): opens
  * CONNECT tunnels through an HTTP proxy to a target that sends one byte on
  * accept (tests/bench/upstream.c), or reads bulk data through one tunnel.
+ * With -s NAME, the rate, latency and idle modes open transparent tunnels
+ * instead: no CONNECT, the first bytes sent are a TLS ClientHello naming
+ * NAME (server_name), for a proxy that picks the upstream from the SNI
+ * (corrald's transparent listener, haproxy's req.ssl_sni, sniproxy).
  * One thread, epoll, non-blocking sockets; every run is bounded in count and
  * in time. Prints one line of key=value pairs.
  *
@@ -21,7 +25,15 @@
  *       MB/s, and the proxy's CPU time (/proc/PID/stat) per GB relayed.
  *
  * PROXY is IPv4:PORT. -p may be given up to LG_PIDS_MAX times: the figures
- * are summed over those processes. */
+ * are summed over those processes.
+ *
+ *   loadgen rate|latency|idle -x ADDR:PORT -s NAME [options as above, no -t]
+ *       a transparent tunnel: connect to ADDR:PORT (the proxy's transparent
+ *       port, or an address a netfilter redirect sends to it), send a
+ *       ClientHello naming NAME, wait for the upstream's first byte (the SNI
+ *       proxy must read the hello before it dials, so that byte proves the
+ *       tunnel open), close. No TLS handshake follows: the upstream is not a
+ *       TLS server, and the hello is never answered. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -40,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LG_REQUEST_MAX_BYTES 512
+#define LG_REQUEST_MAX_BYTES 512       /* a CONNECT head, or a ClientHello */
 #define LG_REPLY_MAX_BYTES 512          /* the proxy's answer header, at most */
 #define LG_EVENTS_MAX 256
 #define LG_WAIT_MS 100                  /* epoll_wait timeout: deadlines are checked */
@@ -53,6 +65,8 @@
 #define LG_ERRORS_MAX 1000              /* a run stops after this many failures */
 #define LG_BULK_CHUNK_BYTES (1 << 20)
 #define LG_BULK_TIMEOUT_S 10            /* one read of the bulk run, at most */
+#define LG_SNI_NAME_MAX_BYTES 253       /* a DNS name, at most */
+#define LG_UPSTREAM_BYTE 'x'            /* what tests/bench/upstream sends on accept */
 #define NS_PER_S 1000000000LL
 #define NS_PER_US 1000LL
 
@@ -62,7 +76,8 @@ enum lg_state {
 	LG_FREE,                        /* no socket */
 	LG_CONNECTING,                  /* connect() to the proxy in progress */
 	LG_REPLY,                       /* CONNECT sent, reading the proxy's answer */
-	LG_BYTE,                        /* answer read, waiting for the target's byte */
+	LG_BYTE,                        /* answer read (or ClientHello sent), waiting
+	                                 * for the target's byte */
 	LG_OPEN,                        /* done, kept open (idle mode) */
 };
 
@@ -77,7 +92,8 @@ struct lg_tunnel {
 struct lg_opts {
 	enum lg_mode mode;
 	struct sockaddr_in proxy;
-	const char *target;
+	const char *target;             /* HOST:PORT of CONNECT; NULL with -s */
+	const char *sni;                /* -s: transparent tunnels naming this host */
 	long conc, count, seconds, settle_s, later_s, bulk_bytes;
 	pid_t pids[LG_PIDS_MAX];
 	int npids;
@@ -89,7 +105,7 @@ struct lg_run {
 	int epfd;
 	struct lg_tunnel *slots;
 	long nslots;
-	char request[LG_REQUEST_MAX_BYTES];
+	char request[LG_REQUEST_MAX_BYTES]; /* sent on connect: CONNECT or ClientHello */
 	size_t request_len;
 	long started, done, errors, in_flight;
 	int64_t *lat_ns;                /* one per finished tunnel */
@@ -183,6 +199,104 @@ lg_mem_total(const struct lg_opts *o)
 	return m;
 }
 
+/* ---- a transparent client's first bytes: a TLS ClientHello ---- */
+
+#define TLS_RECORD_HANDSHAKE 0x16
+#define TLS_HANDSHAKE_CLIENT_HELLO 0x01
+#define TLS_EXTENSION_SERVER_NAME 0x0000
+#define TLS_SERVER_NAME_HOST 0x00
+#define TLS_RANDOM_BYTES 32
+/* The hello's bytes besides the name: record header 5, handshake header 4,
+ * version 2, random 32, session id 1, suites 6, compression 2, extensions'
+ * length 2, server_name's type and length 4, its list's length 2, the
+ * name's type and length 3. */
+#define LG_HELLO_FIXED_BYTES 63
+_Static_assert(LG_HELLO_FIXED_BYTES + LG_SNI_NAME_MAX_BYTES <= LG_REQUEST_MAX_BYTES,
+    "the longest hello fits the request buffer");
+
+/* A hello being written into a buffer the caller sized for it. */
+struct lg_hello_writer {
+	uint8_t *p;
+	size_t len;
+};
+
+static void
+lg_put_u8(struct lg_hello_writer *w, unsigned v)
+{
+	w->p[w->len++] = (uint8_t)v;
+}
+
+static void
+lg_put_u16(struct lg_hello_writer *w, unsigned v)
+{
+	lg_put_u8(w, v >> 8);
+	lg_put_u8(w, v & 0xff);
+}
+
+/* Opens a field prefixed by its length in WIDTH bytes; returns where the
+ * length goes, for lg_end_vector once the field is written. */
+static size_t
+lg_begin_vector(struct lg_hello_writer *w, int width)
+{
+	size_t at = w->len;
+
+	for (int i = 0; i < width; i++)
+		lg_put_u8(w, 0);
+	return at;
+}
+
+static void
+lg_end_vector(struct lg_hello_writer *w, size_t at, int width)
+{
+	size_t n = w->len - at - (size_t)width;
+
+	for (int i = width - 1; i >= 0; i--, n >>= 8)
+		w->p[at + (size_t)i] = (uint8_t)(n & 0xff);
+}
+
+/* A minimal, well-formed TLS 1.2 ClientHello in one record whose only
+ * extension is server_name = NAME: what every SNI proxy must read before it
+ * dials (haproxy's req.ssl_hello_type and req.ssl_sni, sniproxy's tls
+ * parser, corrald's egress-proxy/tls.c all take it), and no more, so that
+ * the proxies are compared on their work and not on parsing a browser's
+ * 500 bytes. The random is fixed: no TLS server ever sees it. Writes into
+ * OUT (at least LG_REQUEST_MAX_BYTES) and returns the length. */
+static size_t
+lg_client_hello(char *out, const char *name)
+{
+	struct lg_hello_writer w = { (uint8_t *)out, 0 };
+	size_t record, handshake, extensions, extension, names, name_len = strlen(name);
+
+	lg_put_u8(&w, TLS_RECORD_HANDSHAKE);
+	lg_put_u16(&w, 0x0301);                 /* record version, as clients send it */
+	record = lg_begin_vector(&w, 2);
+	lg_put_u8(&w, TLS_HANDSHAKE_CLIENT_HELLO);
+	handshake = lg_begin_vector(&w, 3);
+	lg_put_u16(&w, 0x0303);                 /* client_version: TLS 1.2 */
+	for (int i = 0; i < TLS_RANDOM_BYTES; i++)
+		lg_put_u8(&w, 0x5a);
+	lg_put_u8(&w, 0);                       /* session_id: none */
+	lg_put_u16(&w, 4);                      /* cipher_suites: */
+	lg_put_u16(&w, 0x1301);                 /*   TLS_AES_128_GCM_SHA256 */
+	lg_put_u16(&w, 0xc02f);                 /*   ECDHE_RSA_WITH_AES_128_GCM_SHA256 */
+	lg_put_u8(&w, 1);                       /* compression_methods: */
+	lg_put_u8(&w, 0);                       /*   null */
+	extensions = lg_begin_vector(&w, 2);
+	lg_put_u16(&w, TLS_EXTENSION_SERVER_NAME);
+	extension = lg_begin_vector(&w, 2);
+	names = lg_begin_vector(&w, 2);         /* server_name_list */
+	lg_put_u8(&w, TLS_SERVER_NAME_HOST);
+	lg_put_u16(&w, (unsigned)name_len);
+	memcpy(w.p + w.len, name, name_len);
+	w.len += name_len;
+	lg_end_vector(&w, names, 2);
+	lg_end_vector(&w, extension, 2);
+	lg_end_vector(&w, extensions, 2);
+	lg_end_vector(&w, handshake, 3);
+	lg_end_vector(&w, record, 2);
+	return w.len;
+}
+
 /* ---- the tunnel engine ---- */
 
 static void
@@ -269,7 +383,9 @@ lg_connected(struct lg_run *r, long i)
 		lg_fail(r, i);
 		return;
 	}
-	t->state = LG_REPLY;
+	/* A transparent proxy has no answer of its own: the next byte is
+	 * the upstream's. */
+	t->state = r->o->sni ? LG_BYTE : LG_REPLY;
 	lg_watch(r, i, EPOLL_CTL_MOD, EPOLLIN);
 }
 
@@ -296,15 +412,18 @@ lg_read_reply(struct lg_tunnel *t)
 	return 0;
 }
 
+/* The target's byte. A transparent proxy that refuses may answer in the
+ * tunnel's place (sniproxy sends a TLS alert, 0x15...): with -s only the
+ * upstream's own byte counts. */
 static int
-lg_read_byte(struct lg_tunnel *t)
+lg_read_byte(struct lg_tunnel *t, bool upstream_byte_only)
 {
 	char c;
 	ssize_t n = recv(t->fd, &c, 1, 0);
 
 	if (n < 0 && errno == EAGAIN)
 		return 0;
-	if (n != 1)
+	if (n != 1 || (upstream_byte_only && c != LG_UPSTREAM_BYTE))
 		return -1;
 	t->state = LG_OPEN;
 	return 0;
@@ -323,9 +442,9 @@ lg_event(struct lg_run *r, long i, uint32_t events)
 	if (t->state == LG_REPLY)
 		rc = lg_read_reply(t);
 	else if (t->state == LG_BYTE)
-		rc = lg_read_byte(t);
+		rc = lg_read_byte(t, r->o->sni != NULL);
 	if (rc == 0 && t->state == LG_BYTE && (events & EPOLLIN))
-		rc = lg_read_byte(t);   /* the byte may already be there */
+		rc = lg_read_byte(t, r->o->sni != NULL); /* the byte may already be there */
 	if (rc < 0)
 		lg_fail(r, i);
 	else if (t->state == LG_OPEN)
@@ -385,8 +504,11 @@ lg_run_init(struct lg_run *r, const struct lg_opts *o)
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (!r->slots || !r->lat_ns || r->epfd < 0)
 		lg_die("setup");
-	r->request_len = (size_t)snprintf(r->request, sizeof(r->request),
-	    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", o->target, o->target);
+	if (o->sni)
+		r->request_len = lg_client_hello(r->request, o->sni);
+	else
+		r->request_len = (size_t)snprintf(r->request, sizeof(r->request),
+		    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", o->target, o->target);
 	r->t0_ns = lg_now_ns();
 	r->deadline_ns = r->t0_ns + o->seconds * NS_PER_S;
 }
@@ -430,6 +552,15 @@ lg_print_latency(struct lg_run *r)
 	    lg_pct_us(r, 90), lg_pct_us(r, 99), lg_pct_us(r, 100));
 }
 
+/* Transparent runs say so at the end of their line; CONNECT runs' lines
+ * are as they always were. */
+static void
+lg_print_sni(const struct lg_opts *o)
+{
+	if (o->sni)
+		printf(" sni=%s", o->sni);
+}
+
 static int
 lg_tunnels(const struct lg_opts *o)
 {
@@ -448,6 +579,7 @@ lg_tunnels(const struct lg_opts *o)
 	 * work than the rate (the clock tick, 10 ms, bounds its precision). */
 	if (o->npids > 0 && r.done > 0)
 		printf(" proxy_cpu_us_per_tunnel=%.1f", cpu * 1e6 / (double)r.done);
+	lg_print_sni(o);
 	printf("\n");
 	lg_close_all(&r);
 	return r.done > 0 && r.errors == 0 && r.in_flight == 0 ? 0 : 1;
@@ -487,6 +619,7 @@ lg_idle(const struct lg_opts *o)
 		later = lg_mem_total(o);
 		lg_print_mem("_later", &before, &later, r.done);
 	}
+	lg_print_sni(o);
 	printf("\n");
 	lg_close_all(&r);
 	return r.done == o->count ? 0 : 1;
@@ -553,7 +686,8 @@ static void
 lg_usage(void)
 {
 	fprintf(stderr, "usage: loadgen rate|latency|idle|bulk -x PROXY_IP:PORT -t HOST:PORT\n"
-	    "\t[-c CONC] [-d SECONDS] [-n COUNT] [-p PID]... [-w SETTLE_S] [-W LATER_S] [-b BYTES]\n");
+	    "\t[-c CONC] [-d SECONDS] [-n COUNT] [-p PID]... [-w SETTLE_S] [-W LATER_S] [-b BYTES]\n"
+	    "       loadgen rate|latency|idle -x IP:PORT -s SNI_NAME [the same options]\n");
 	exit(2);
 }
 
@@ -617,10 +751,11 @@ lg_parse(struct lg_opts *o, int argc, char **argv)
 		lg_usage();
 	lg_parse_mode(o, argv[1]);
 	optind = 2;
-	while ((c = getopt(argc, argv, "x:t:c:d:n:p:w:W:b:")) != -1) {
+	while ((c = getopt(argc, argv, "x:t:s:c:d:n:p:w:W:b:")) != -1) {
 		switch (c) {
 		case 'x': lg_parse_proxy(o, optarg); break;
 		case 't': o->target = optarg; break;
+		case 's': o->sni = optarg; break;
 		case 'c': o->conc = lg_number(optarg, 1, LG_CONC_MAX); break;
 		case 'd': o->seconds = lg_number(optarg, 1, LG_SECONDS_MAX); break;
 		case 'n': o->count = lg_number(optarg, 1, o->mode == LG_RATE ?
@@ -636,8 +771,12 @@ lg_parse(struct lg_opts *o, int argc, char **argv)
 		default: lg_usage();
 		}
 	}
-	if (!o->target || !o->proxy.sin_port || strlen(o->target) > 200 ||
-	    ((o->mode == LG_IDLE || o->mode == LG_BULK) && o->npids == 0))
+	if (!o->proxy.sin_port || ((o->mode == LG_IDLE || o->mode == LG_BULK) && o->npids == 0))
+		lg_usage();
+	/* A tunnel is named one way: by CONNECT's target or by the hello's
+	 * SNI (bulk reads through a CONNECT tunnel only). */
+	if (o->sni ? o->target || o->mode == LG_BULK || strlen(o->sni) == 0 ||
+	    strlen(o->sni) > LG_SNI_NAME_MAX_BYTES : !o->target || strlen(o->target) > 200)
 		lg_usage();
 	if (o->mode == LG_LATENCY)
 		o->conc = 1;
