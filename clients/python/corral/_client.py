@@ -98,15 +98,21 @@ class Client:
         return r[want]
 
     def create(self, roots, profile=None, policy=None, name=None, session_id=None, agent=None,
-               grants=None, limits=None, env=None, labels=None, cwd=None, run_as=None):
+               grants=None, limits=None, env=None, labels=None, cwd=None, run_as=None,
+               secrets=None):
         """A new sandbox on ROOTS: (path, writable) pairs or paths (read-write).
-        LIMITS: {"pids", "memory_bytes", "milli_cpus"}."""
+        LIMITS: {"pids", "memory_bytes", "milli_cpus"}. SECRETS: {name: value}
+        for secret kinds corrald knows ("gh", or one of its corrald.yaml): the
+        values stay in corrald, the sandbox sees placeholders (corral(1),
+        "--secret"); a framework reads them from where it keeps them."""
         req = {"roots": [{"path": r, "writable": True} if isinstance(r, str)
                          else {"path": r[0], "writable": bool(r[1])} for r in roots],
                "profile": profile or "", "policy": policy or "", "name": name or "",
                "session_id": session_id or "", "agent": agent or "",
                "grants": list(grants or []), "env": dict(env or {}),
-               "labels": dict(labels or {}), "cwd": cwd or "", "run_as": run_as or ""}
+               "labels": dict(labels or {}), "cwd": cwd or "", "run_as": run_as or "",
+               "secrets": [{"name": k, "value": v.encode() if isinstance(v, str) else bytes(v)}
+                           for k, v in (secrets or {}).items()]}
         for key, value in (limits or {}).items():
             if key not in ("pids", "memory_bytes", "milli_cpus"):
                 raise KeyError("no limit %s (pids, memory_bytes, milli_cpus)" % key)
@@ -332,4 +338,6 @@ def describe(info):
         "cwd": _opt(info["cwd"]), "home": _opt(info["home"]),
         "limits": [{"name": lim["name"], "value": lim["value"], "source": _opt(lim["source"]),
                     "controller": _opt(lim["controller"])} for lim in info["limits"]],
+        "secrets": [{"name": x["name"], "hosts": x["hosts"], "env": x["env"], "files": x["files"]}
+                    for x in info.get("secrets", [])],
     }

@@ -148,3 +148,22 @@ def test_errors_a_program_can_act_on(client, sb):
         corral.connect("/nonexistent/corrald.sock").status()
     assert "/nonexistent/corrald.sock" in e.value.message
     assert client.status()["version"]
+
+
+def test_a_secret_stays_in_corrald_and_the_sandbox_holds_a_placeholder(client):
+    token = "gho_PyClientTokenNeverInside0123456789ab"
+    s = client.create(roots=[(WS, True)], profile="strict", name="py-secret",
+                      secrets={"gh": token})
+    try:
+        d = s.describe()
+        assert d == cli_json("sandbox", "get", "py-secret", "--json")
+        assert d["secrets"] == [{"name": "gh", "hosts": ["api.github.com:443", "github.com:443"],
+                                 "env": ["GH_TOKEN"],
+                                 "files": [".config/gh/hosts.yml", ".netrc"]}]
+        held = s.exec(["printenv", "GH_TOKEN"])["stdout"].decode().strip()
+        assert held.startswith("gho_") and len(held) == len(token) and held != token
+        with pytest.raises(corral.BadRequest) as e:
+            client.create(roots=[(WS, True)], secrets={"nope": "x"})
+        assert "unknown secret 'nope'" in e.value.message
+    finally:
+        s.delete()
