@@ -24,66 +24,9 @@
 #include "egress-proxy/h1body.h"
 #include "egress-proxy/http.h"
 #include "egress-proxy/mitm.h"
+#include "egress-proxy/mitm-int.h"
+#include "egress-proxy/tls.h"
 #include "egress-proxy/tlsca.h"
-
-#define MITM_ALPN "\x08http/1.1"
-#define MITM_ANSWER_MAX_BYTES 2048
-#define MITM_METHOD_MAX_BYTES 16
-#define MITM_TARGET_MAX_BYTES 2048      /* as the ledger keeps it */
-#define MITM_TARGET_SHOWN_BYTES 256     /* in the proxy's own answers */
-#define MITM_ECHO_MAX (SECRETSUB_MAX * SECRETSUB_ECHO_FORMS)
-
-enum mitm_stage {
-	MITM_REQ_HEAD,                  /* reading the next request's head */
-	MITM_REQ_BODY,                  /* passing its body on */
-	MITM_SKIP_BODY,                 /* dropping a refused request's body */
-	MITM_RESP_HEAD,                 /* reading its response's head */
-	MITM_RESP_BODY,                 /* passing the response's body back */
-	MITM_RAW,                       /* after a 101: bytes both ways */
-	MITM_CLOSING,                   /* the last answer is going out */
-};
-
-/* Where the message being read ends. */
-struct mitm_body {
-	enum h1_body kind;
-	uint64_t left;                  /* H1_BODY_LENGTH */
-	struct h1_chunked chunked;
-};
-
-struct mitm {
-	struct event_base *base;
-	const struct mitm_config *cfg;
-	struct mitm_hooks hooks;
-	char host[TLSCA_HOST_MAX_BYTES + 1];
-	uint16_t port;                  /* the connection's: a Host with another is refused */
-	struct bufferevent *client, *upstream;
-	struct evbuffer *client_wire;           /* the client's TLS bytes going out */
-	struct evbuffer_cb_entry *wire_cb;
-	struct event *finish;
-	enum mitm_stage stage;
-	bool client_up, upstream_up;
-	const char *upstream_failed;    /* why its TLS failed, once it did */
-	const char *end;                /* why it ends (NULL: normally) */
-	bool ended;
-	bool notified;                  /* the sandbox's close_notify is written */
-	bool head_request, upgrade, close_after;
-	bool answered;                  /* some of this response's bytes went back */
-	char method[MITM_METHOD_MAX_BYTES];     /* the request passed on, for a 504 */
-	char target[MITM_TARGET_SHOWN_BYTES + 1];
-	struct mitm_body body;
-	uint64_t up, down;
-	/* The secrets' values in the forms searched for in what comes back,
-	 * and the upstream's bytes waiting to be searched (NULL: no secret
-	 * may go to this host, nothing is searched). */
-	const char *echo[MITM_ECHO_MAX];
-	bool echo_owned[MITM_ECHO_MAX];
-	size_t echo_len[MITM_ECHO_MAX], nechoes, echo_longest;
-	struct evbuffer *scan;
-	bool rechunk;                   /* the scan holds a chunked body's content: */
-					/* it goes out in chunks of ours */
-	struct event *idle;
-	struct timeval active;          /* the last byte either way */
-};
 
 static struct timeval
 mitm_ms(unsigned ms)
@@ -104,21 +47,37 @@ mitm_ssl_fail(char **err, const char *what)
 	return reason_set(err, "%s: %s", what, e != 0 ? buf : "failed");
 }
 
-/* Only http/1.1 is chosen; a client that offers nothing else but h2 gets
- * no ALPN and speaks HTTP/1.1, as TLS lets it. */
+/* The sandbox speaks what the upstream chose: h2 when both did, else
+ * http/1.1; a client that offers neither gets no ALPN and speaks HTTP/1.1,
+ * as TLS lets it. */
 static int
 mitm_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
     const unsigned char *in, unsigned int inlen, void *arg)
 {
-	(void)ssl;
+	const struct mitm *m = SSL_get_app_data(ssl);
+	const char *want = m != NULL && m->h2 ? "h2" : "http/1.1";
+	size_t wlen = strlen(want);
+
 	(void)arg;
 	for (unsigned i = 0; i < inlen; i += 1u + in[i])
-		if (in[i] == 8 && i + 9 <= inlen && memcmp(in + i + 1, "http/1.1", 8) == 0) {
+		if (in[i] == wlen && i + 1 + wlen <= inlen && memcmp(in + i + 1, want, wlen) == 0) {
 			*out = in + i + 1;
-			*outlen = 8;
+			*outlen = (unsigned char)wlen;
 			return SSL_TLSEXT_ERR_OK;
 		}
 	return SSL_TLSEXT_ERR_NOACK;
+}
+
+/* True when SSL's connection chose the protocol PROTO by ALPN. */
+static bool
+mitm_alpn_is(SSL *ssl, const char *proto)
+{
+	const unsigned char *p = NULL;
+	unsigned int n = 0;
+
+	if (ssl != NULL)
+		SSL_get0_alpn_selected(ssl, &p, &n);
+	return p != NULL && n == strlen(proto) && memcmp(p, proto, n) == 0;
 }
 
 SSL_CTX *
@@ -170,16 +129,26 @@ mitm_on_finish(evutil_socket_t fd, short what, void *arg)
 	m->hooks.done(m->hooks.arg, m->end, m->up, m->down);
 }
 
-/* Ends M for WHY (NULL: normally): the owner hears it from the loop. */
+/* Neither side of M is read or written again. */
 static void
+mitm_quiet(struct mitm *m)
+{
+	if (m->client != NULL)
+		bufferevent_disable(m->client, EV_READ | EV_WRITE);
+	if (m->upstream != NULL)
+		bufferevent_disable(m->upstream, EV_READ | EV_WRITE);
+	if (m->under != NULL)
+		bufferevent_disable(m->under, EV_READ | EV_WRITE);
+}
+
+void
 mitm_end(struct mitm *m, const char *why)
 {
 	if (m->ended)
 		return;
 	m->ended = true;
 	m->end = why;
-	bufferevent_disable(m->client, EV_READ | EV_WRITE);
-	bufferevent_disable(m->upstream, EV_READ | EV_WRITE);
+	mitm_quiet(m);
 	event_active(m->finish, EV_TIMEOUT, 0);
 }
 
@@ -188,8 +157,8 @@ mitm_end(struct mitm *m, const char *why)
 static bool
 mitm_client_flushed(const struct mitm *m)
 {
-	return evbuffer_get_length(bufferevent_get_output(m->client)) == 0 &&
-	    evbuffer_get_length(m->client_wire) == 0;
+	return m->client == NULL || (evbuffer_get_length(bufferevent_get_output(m->client)) == 0 &&
+	    evbuffer_get_length(m->client_wire) == 0);
 }
 
 /* Everything written to the sandbox has left: a close_notify follows it,
@@ -209,12 +178,15 @@ mitm_finish_close(struct mitm *m)
 		mitm_end(m, m->end);
 }
 
-/* The last answer is out: then it ends (WHY, NULL: normally). */
-static void
+void
 mitm_close_after_write(struct mitm *m, const char *why)
 {
 	if (m->ended)
 		return;         /* already ended, and why is kept */
+	if (m->client == NULL || m->upstream == NULL) {
+		mitm_end(m, why);
+		return;
+	}
 	m->stage = MITM_CLOSING;
 	m->end = why;
 	bufferevent_disable(m->client, EV_READ);
@@ -239,9 +211,9 @@ mitm_stop(struct mitm *m)
 	if (m == NULL)
 		return;
 	m->ended = true;
-	bufferevent_disable(m->client, EV_READ | EV_WRITE);
-	bufferevent_disable(m->upstream, EV_READ | EV_WRITE);
-	event_del(m->finish);
+	mitm_quiet(m);
+	if (m->finish != NULL)
+		event_del(m->finish);
 	if (m->idle != NULL)
 		evtimer_del(m->idle);
 }
@@ -270,6 +242,11 @@ mitm_free(struct mitm *m)
 		bufferevent_free(m->client);
 	if (m->upstream != NULL)
 		bufferevent_free(m->upstream);
+	if (m->under != NULL)
+		bufferevent_free(m->under);
+	if (m->upstream_fd != -1)
+		close(m->upstream_fd);
+	mitm_h2_free(m->h2s);
 	if (m->finish != NULL)
 		event_free(m->finish);
 	if (m->idle != NULL)
@@ -346,11 +323,19 @@ mitm_echo_learn(struct mitm *m)
 	return 0;
 }
 
-/* The longest end of DATA (LEN bytes) that begins some form: bytes that
- * wait for the next ones before they may go. */
-static size_t
-mitm_echo_partial(const struct mitm *m, const unsigned char *data, size_t len)
+bool
+mitm_echo_in(const struct mitm *m, const void *data, size_t len)
 {
+	for (size_t i = 0; i < m->nechoes; i++)
+		if (memmem(data, len, m->echo[i], m->echo_len[i]) != NULL)
+			return true;
+	return false;
+}
+
+size_t
+mitm_echo_partial(const struct mitm *m, const void *bytes, size_t len)
+{
+	const unsigned char *data = bytes;
 	size_t keep = 0;
 
 	for (size_t i = 0; i < m->nechoes; i++) {
@@ -381,12 +366,10 @@ mitm_scan_push(struct mitm *m, bool final)
 		mitm_end(m, "out_of_memory");
 		return false;
 	}
-	for (size_t i = 0; i < m->nechoes; i++) {
-		if (memmem(data, len, m->echo[i], m->echo_len[i]) != NULL) {
-			evbuffer_drain(m->scan, len);
-			mitm_end(m, "secret_echoed");
-			return false;
-		}
+	if (mitm_echo_in(m, data, len)) {
+		evbuffer_drain(m->scan, len);
+		mitm_end(m, "secret_echoed");
+		return false;
 	}
 	keep = final ? 0 : mitm_echo_partial(m, data, len);
 	/* A chunked body searched as its content goes on in chunks of ours. */
@@ -407,52 +390,69 @@ mitm_down(const struct mitm *m)
 
 /* --- The proxy's own answers --------------------------------------------- */
 
+/* The status line's text of the proxy's own answers. */
+static const char *
+mitm_status_text(int status)
+{
+	return status == 403 ? "Forbidden" : status == 502 ? "Bad Gateway" :
+	    status == 504 ? "Gateway Timeout" : status == 431 ? "Request Header Fields Too Large" :
+	    "Bad Request";
+}
+
+char *
+mitm_answer_body(const struct mitm *m, int status, const char *reason, const char *method,
+    const char *target, size_t *len)
+{
+	struct json *j = json_new(MITM_ANSWER_MAX_BYTES);
+	char message[1024], shown[MITM_TARGET_SHOWN_BYTES + 1];
+	const char *text;
+	char *body = NULL;
+
+	*len = 0;
+	if (j == NULL)
+		return NULL;
+	/* The answer names the target, cut: it fits a small body whatever was sent. */
+	snprintf(shown, sizeof(shown), "%s", target);
+	snprintf(message, sizeof(message), "%s %s to %s refused (%s)", method, shown, m->host,
+	    reason);
+	json_object_begin(j);
+	json_kv_string(j, "error", status == 403 ? "policy_denied" : status == 502 ||
+	    status == 504 ? "upstream_failed" : "bad_request");
+	json_kv_string(j, "host", m->host);
+	json_kv_string(j, "method", method);
+	json_kv_string(j, "path", shown);
+	json_kv_string(j, "reason", reason);
+	json_kv_string(j, "message", message);
+	json_object_end(j);
+	if ((text = json_text(j, len)) != NULL && (body = malloc(*len + 1)) != NULL)
+		memcpy(body, text, *len + 1);
+	json_free(j);
+	return body;
+}
+
 /* Queues an answer of STATUS for REASON to the sandbox, keeping the
  * connection unless CLOSE. */
 static void
 mitm_answer(struct mitm *m, int status, const char *reason, const char *method,
     const char *target, bool close)
 {
-	struct json *j = json_new(MITM_ANSWER_MAX_BYTES);
-	const char *body, *text = status == 403 ? "Forbidden" : status == 502 ? "Bad Gateway" :
-	    status == 504 ? "Gateway Timeout" : status == 431 ? "Request Header Fields Too Large" :
-	    "Bad Request";
-	char message[1024], shown[MITM_TARGET_SHOWN_BYTES + 1];
 	size_t len = 0;
+	char *body;
 
 	/* What came back before it goes first (and may end the connection). */
 	if (!mitm_scan_push(m, true))
 		return;
-	/* The answer names the target, cut: it fits a small body whatever was sent. */
-	snprintf(shown, sizeof(shown), "%s", target);
-	target = shown;
-	snprintf(message, sizeof(message), "%s %s to %s refused (%s)", method, target, m->host,
-	    reason);
-	if (j == NULL) {
-		evbuffer_add_printf(bufferevent_get_output(m->client), "HTTP/1.1 %d %s\r\n"
-		    "Content-Length: 0\r\n%s\r\n", status, text, close ? "Connection: close\r\n" : "");
-		return;
-	}
-	json_object_begin(j);
-	json_kv_string(j, "error", status == 403 ? "policy_denied" : status == 502 ||
-	    status == 504 ? "upstream_failed" : "bad_request");
-	json_kv_string(j, "host", m->host);
-	json_kv_string(j, "method", method);
-	json_kv_string(j, "path", target);
-	json_kv_string(j, "reason", reason);
-	json_kv_string(j, "message", message);
-	json_object_end(j);
-	body = json_text(j, &len);
+	body = mitm_answer_body(m, status, reason, method, target, &len);
 	evbuffer_add_printf(bufferevent_get_output(m->client), "HTTP/1.1 %d %s\r\n"
-	    "Content-Type: application/json\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
-	    "%s\r\n", status, text, body != NULL ? len : 0, close ? "Connection: close\r\n" : "");
+	    "%sContent-Length: %zu\r\nCache-Control: no-store\r\n%s\r\n", status,
+	    mitm_status_text(status), body != NULL ? "Content-Type: application/json\r\n" : "",
+	    body != NULL ? len : 0, close ? "Connection: close\r\n" : "");
 	if (body != NULL && !m->head_request)
 		evbuffer_add(bufferevent_get_output(m->client), body, len);
-	json_free(j);
+	free(body);
 }
 
-/* Tells the owner of a request; -1 when it could not record it. */
-static int
+int
 mitm_tell(struct mitm *m, const char *method, const char *target, const char *refused,
     const char *secret, int status, uint32_t used)
 {
@@ -600,6 +600,7 @@ mitm_unfit(const uint8_t *head, const struct http_request *req, bool *websocket)
 }
 
 static void mitm_client_turn(struct mitm *m);
+static void mitm_client_accept(struct mitm *m);
 
 /* True when REQ's Host is the connection's: its name, and its port when it
  * gives one (none means the connection's own, 443 for TLS). */
@@ -612,6 +613,32 @@ mitm_host_is_ours(const struct mitm *m, const uint8_t *head, const struct http_r
 	bool explicit_port = colon != NULL && (bracket == NULL || colon > bracket);
 
 	return strcasecmp(req->host, m->host) == 0 && (!explicit_port || req->port == m->port);
+}
+
+bool
+mitm_authority_is_ours(const struct mitm *m, const char *name, size_t len)
+{
+	const char *bracket = memrchr(name, ']', len), *colon = memrchr(name, ':', len);
+	size_t hlen = len;
+	unsigned long port;
+	char *end, digits[8];
+
+	if (colon != NULL && (bracket == NULL || colon > bracket)) {
+		hlen = (size_t)(colon - name);
+		if (len - hlen - 1 == 0 || len - hlen - 1 >= sizeof(digits))
+			return false;
+		memcpy(digits, colon + 1, len - hlen - 1);
+		digits[len - hlen - 1] = '\0';
+		port = strtoul(digits, &end, 10);
+		if (*end != '\0' || digits[0] < '0' || digits[0] > '9' || port != m->port)
+			return false;
+	}
+	/* An IPv6 literal in brackets is the host without them. */
+	if (hlen >= 2 && name[0] == '[' && name[hlen - 1] == ']') {
+		name++;
+		hlen -= 2;
+	}
+	return hlen == strlen(m->host) && strncasecmp(name, m->host, hlen) == 0;
 }
 
 /* True when REQ waits for a 100 before it sends its body (Expect). */
@@ -984,8 +1011,7 @@ mitm_upstream_turn(struct mitm *m)
 
 /* --- Events -------------------------------------------------------------- */
 
-/* A byte moved: the idle time starts again. */
-static void
+void
 mitm_touch(struct mitm *m)
 {
 	event_base_gettimeofday_cached(m->base, &m->active);
@@ -994,17 +1020,27 @@ mitm_touch(struct mitm *m)
 static void
 mitm_on_client_read(struct bufferevent *bev, void *arg)
 {
+	struct mitm *m = arg;
+
 	(void)bev;
-	mitm_touch(arg);
-	mitm_client_turn(arg);
+	mitm_touch(m);
+	if (m->h2)
+		mitm_h2_client_turn(m);
+	else
+		mitm_client_turn(m);
 }
 
 static void
 mitm_on_upstream_read(struct bufferevent *bev, void *arg)
 {
+	struct mitm *m = arg;
+
 	(void)bev;
-	mitm_touch(arg);
-	mitm_upstream_turn(arg);
+	mitm_touch(m);
+	if (m->h2)
+		mitm_h2_upstream_turn(m);
+	else
+		mitm_upstream_turn(m);
 }
 
 /* The idle timer: ends M when neither side moved a byte for idle_ms,
@@ -1041,7 +1077,10 @@ mitm_on_client_write(struct bufferevent *bev, void *arg)
 	}
 	if (m->upstream_failed == NULL)
 		bufferevent_enable(m->upstream, EV_READ);
-	mitm_upstream_turn(m);
+	if (m->h2)
+		mitm_h2_upstream_turn(m);
+	else
+		mitm_upstream_turn(m);
 }
 
 static void
@@ -1050,10 +1089,13 @@ mitm_on_upstream_write(struct bufferevent *bev, void *arg)
 	struct mitm *m = arg;
 
 	(void)bev;
-	if (m->stage == MITM_CLOSING)
+	if (m->stage == MITM_CLOSING || m->client == NULL)
 		return;
 	bufferevent_enable(m->client, EV_READ);
-	mitm_client_turn(m);
+	if (m->h2)
+		mitm_h2_client_turn(m);
+	else
+		mitm_client_turn(m);
 }
 
 static void
@@ -1066,7 +1108,12 @@ mitm_on_client_event(struct bufferevent *bev, short what, void *arg)
 		/* The handshake's deadline only: a kept-alive connection may rest. */
 		bufferevent_set_timeouts(m->client, NULL, NULL);
 		m->client_up = true;
-		mitm_client_turn(m);
+		if (m->h2 && mitm_h2_start(m) == -1)
+			mitm_end(m, "out_of_memory");
+		else if (m->h2)
+			mitm_h2_client_turn(m);
+		else
+			mitm_client_turn(m);
 		return;
 	}
 	/* Closing already: it ends for the reason it was closing for. */
@@ -1091,6 +1138,12 @@ mitm_on_upstream_event(struct bufferevent *bev, short what, void *arg)
 		/* The handshake's deadline only: each response has its own. */
 		bufferevent_set_timeouts(bev, NULL, NULL);
 		m->upstream_up = true;
+		if (m->client == NULL) {
+			/* The sandbox waited to hear which protocol it speaks. */
+			m->h2 = mitm_alpn_is(ssl, "h2");
+			mitm_client_accept(m);
+			return;
+		}
 		mitm_client_turn(m);
 		return;
 	}
@@ -1101,7 +1154,10 @@ mitm_on_upstream_event(struct bufferevent *bev, short what, void *arg)
 		    "upstream_certificate" : "upstream_tls_failed";
 		ERR_clear_error();
 		bufferevent_disable(bev, EV_READ | EV_WRITE);
-		mitm_client_turn(m);
+		if (m->client == NULL)
+			mitm_client_accept(m);  /* in HTTP/1.1, to be told so */
+		else
+			mitm_client_turn(m);
 		return;
 	}
 	if (what & BEV_EVENT_TIMEOUT) {
@@ -1190,6 +1246,121 @@ mitm_put_early(struct bufferevent *under, const void *early, size_t early_len)
 	return rc;
 }
 
+/* The sandbox's side: its TLS accepted (the bytes already read are its
+ * first), speaking what M->h2 says. Ends M when it cannot. */
+static void
+mitm_client_accept(struct mitm *m)
+{
+	struct timeval handshake = { MITM_HANDSHAKE_TIMEOUT_S, 0 };
+	char *err = NULL;
+	SSL *cs;
+
+	if ((cs = mitm_client_ssl(m->cfg, m->host, &err)) == NULL) {
+		free(err);
+		mitm_end(m, "tls_terminate_failed");
+		return;
+	}
+	SSL_set_app_data(cs, m);
+	bufferevent_setcb(m->under, NULL, NULL, NULL, NULL);
+	m->client_wire = bufferevent_get_output(m->under);
+	if ((m->wire_cb = evbuffer_add_cb(m->client_wire, mitm_on_wire_drained, m)) == NULL) {
+		SSL_free(cs);
+		mitm_end(m, "out_of_memory");
+		return;
+	}
+	/* Handed over whatever comes of it: on failure libevent may already
+	 * have freed them, and a leak when memory runs out beats a double free. */
+	m->client = bufferevent_openssl_filter_new(m->base, m->under, cs,
+	    BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+	m->under = NULL;
+	if (m->client == NULL) {
+		m->wire_cb = NULL;
+		mitm_end(m, "out_of_memory");
+		return;
+	}
+	bufferevent_openssl_set_allow_dirty_shutdown(m->client, 1);
+	bufferevent_setwatermark(m->client, EV_READ, 0, MITM_BUFFER_MAX_BYTES);
+	bufferevent_setcb(m->client, mitm_on_client_read, mitm_on_client_write,
+	    mitm_on_client_event, m);
+	bufferevent_set_timeouts(m->client, &handshake, NULL);
+	bufferevent_enable(m->client, EV_READ | EV_WRITE);
+}
+
+/* The upstream's side: its TLS made, offering what the sandbox offered of
+ * h2 and http/1.1. -1 with *ERR. */
+static int
+mitm_upstream_open(struct mitm *m, char **err)
+{
+	static const unsigned char both[] = "\x02h2\x08http/1.1";
+	struct timeval handshake = { MITM_HANDSHAKE_TIMEOUT_S, 0 };
+	SSL *us = mitm_upstream_ssl(m->cfg, m->host, err);
+
+	if (us == NULL)
+		return -1;
+	if (m->offers_h2 && SSL_set_alpn_protos(us, both, sizeof(both) - 1) != 0) {
+		SSL_free(us);
+		return reason_set(err, "the upstream's ALPN");
+	}
+	m->upstream = bufferevent_openssl_socket_new(m->base, m->upstream_fd, us,
+	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
+	m->upstream_fd = -1;
+	if (m->upstream == NULL)
+		return reason_set(err, "out of memory");
+	bufferevent_openssl_set_allow_dirty_shutdown(m->upstream, 1);
+	bufferevent_setwatermark(m->upstream, EV_READ, 0, MITM_BUFFER_MAX_BYTES);
+	bufferevent_setcb(m->upstream, mitm_on_upstream_read, mitm_on_upstream_write,
+	    mitm_on_upstream_event, m);
+	bufferevent_set_timeouts(m->upstream, &handshake, &handshake);
+	bufferevent_enable(m->upstream, EV_READ | EV_WRITE);
+	return 0;
+}
+
+/* The sandbox's ClientHello is read (STATUS, INFO): the upstream's TLS
+ * starts, offering h2 only when the sandbox did; the sandbox's starts at
+ * once, or, when it offered h2, once the upstream chose, so that both
+ * sides speak one protocol. */
+static void
+mitm_hello_known(struct mitm *m, enum tls_status status, const struct tls_hello_info *info)
+{
+	char *err = NULL;
+
+	m->hello_read = true;
+	m->offers_h2 = (status == TLS_FOUND || status == TLS_NO_SNI) && info->alpn_h2;
+	if (mitm_upstream_open(m, &err) == -1) {
+		free(err);
+		mitm_end(m, "tls_terminate_failed");
+		return;
+	}
+	if (!m->offers_h2)
+		mitm_client_accept(m);
+}
+
+/* Bytes of the sandbox before its TLS is accepted: its ClientHello, read
+ * where it lies (the TLS layer reads the same bytes after). */
+static void
+mitm_on_hello(struct bufferevent *bev, void *arg)
+{
+	struct mitm *m = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t len = evbuffer_get_length(in);
+	struct tls_hello_info info;
+	enum tls_status st;
+
+	mitm_touch(m);
+	st = tls_parse_hello(evbuffer_pullup(in, (ev_ssize_t)len), len, &info);
+	if (st == TLS_NEED_MORE && len < TLS_INPUT_MAX_BYTES)
+		return;
+	bufferevent_disable(bev, EV_READ);
+	mitm_hello_known(m, st, &info);
+}
+
+static void
+mitm_on_hello_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	mitm_end(arg, (what & BEV_EVENT_TIMEOUT) ? "sandbox_tls_failed" : "sandbox_closed");
+}
+
 struct mitm *
 mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *host,
     uint16_t port, int client_fd, const void *early, size_t early_len, int upstream_fd,
@@ -1197,9 +1368,9 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 {
 	struct mitm *m = calloc(1, sizeof(*m));
 	struct timeval handshake = { MITM_HANDSHAKE_TIMEOUT_S, 0 };
-	struct bufferevent *under = NULL;
-	SSL *cs = NULL, *us = NULL;
 
+	if (m != NULL)
+		m->upstream_fd = -1;
 	if (m == NULL || strlen(host) > TLSCA_HOST_MAX_BYTES) {
 		reason_set(err, m == NULL ? "out of memory" : "the host's name is too long");
 		goto fail;
@@ -1207,70 +1378,37 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	m->base = base;
 	m->cfg = cfg;
 	m->hooks = *hooks;
+	m->upstream_fd = upstream_fd;
+	upstream_fd = -1;
 	snprintf(m->host, sizeof(m->host), "%s", host);
 	m->port = port;
 	if ((m->finish = evtimer_new(base, mitm_on_finish, m)) == NULL ||
 	    (cfg->idle_ms > 0 && (m->idle = evtimer_new(base, mitm_on_idle, m)) == NULL) ||
 	    mitm_echo_learn(m) == -1)
 		goto fail_nomem;
-	if ((cs = mitm_client_ssl(cfg, host, err)) == NULL ||
-	    (us = mitm_upstream_ssl(cfg, m->host, err)) == NULL)
-		goto fail;
 	/* The bytes already read (a ClientHello) are the TLS layer's first. */
-	if ((under = bufferevent_socket_new(base, client_fd, BEV_OPT_CLOSE_ON_FREE)) == NULL)
+	if ((m->under = bufferevent_socket_new(base, client_fd, BEV_OPT_CLOSE_ON_FREE)) == NULL)
 		goto fail_nomem;
 	client_fd = -1;
-	if (mitm_put_early(under, early, early_len) == -1)
+	if (mitm_put_early(m->under, early, early_len) == -1)
 		goto fail_nomem;
-	m->client_wire = bufferevent_get_output(under);
-	if ((m->wire_cb = evbuffer_add_cb(m->client_wire, mitm_on_wire_drained, m)) == NULL)
-		goto fail_nomem;
-	/* Handed over whatever comes of it: on failure libevent may already
-	 * have freed them, and a leak when memory runs out beats a double free. */
-	m->client = bufferevent_openssl_filter_new(base, under, cs, BUFFEREVENT_SSL_ACCEPTING,
-	    BEV_OPT_CLOSE_ON_FREE);
-	under = NULL;
-	cs = NULL;
-	if (m->client == NULL) {
-		m->wire_cb = NULL;
-		goto fail_nomem;
-	}
-	m->upstream = bufferevent_openssl_socket_new(base, upstream_fd, us,
-	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);
-	upstream_fd = -1;
-	us = NULL;
-	if (m->upstream == NULL)
-		goto fail_nomem;
-	bufferevent_openssl_set_allow_dirty_shutdown(m->client, 1);
-	bufferevent_openssl_set_allow_dirty_shutdown(m->upstream, 1);
-	bufferevent_setwatermark(m->client, EV_READ, 0, MITM_BUFFER_MAX_BYTES);
-	bufferevent_setwatermark(m->upstream, EV_READ, 0, MITM_BUFFER_MAX_BYTES);
-	bufferevent_setcb(m->client, mitm_on_client_read, mitm_on_client_write,
-	    mitm_on_client_event, m);
-	bufferevent_setcb(m->upstream, mitm_on_upstream_read, mitm_on_upstream_write,
-	    mitm_on_upstream_event, m);
-	bufferevent_set_timeouts(m->client, &handshake, NULL);
-	bufferevent_set_timeouts(m->upstream, &handshake, &handshake);
 	if (m->idle != NULL) {
 		struct timeval idle = mitm_ms(cfg->idle_ms);
 
 		mitm_touch(m);
 		evtimer_add(m->idle, &idle);
 	}
-	bufferevent_enable(m->client, EV_READ | EV_WRITE);
-	bufferevent_enable(m->upstream, EV_READ | EV_WRITE);
+	/* Which protocols the sandbox offers, from its ClientHello, before
+	 * either side's TLS starts. */
+	bufferevent_setcb(m->under, mitm_on_hello, NULL, mitm_on_hello_event, m);
+	bufferevent_set_timeouts(m->under, &handshake, NULL);
+	bufferevent_enable(m->under, EV_READ);
+	if (early_len > 0)
+		mitm_on_hello(m->under, m);
 	return m;
 fail_nomem:
 	reason_set(err, "out of memory");
 fail:
-	if (under != NULL) {
-		if (m->wire_cb != NULL)
-			evbuffer_remove_cb_entry(m->client_wire, m->wire_cb);
-		m->wire_cb = NULL;
-		bufferevent_free(under);
-	}
-	SSL_free(cs);
-	SSL_free(us);
 	if (client_fd != -1)
 		close(client_fd);
 	if (upstream_fd != -1)

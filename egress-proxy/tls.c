@@ -26,6 +26,7 @@
 #define TLS_VERSION_MINOR_MAX 4	/* TLS 1.3 */
 #define TLS_EXT_SERVER_NAME 0x0000
 #define TLS_EXT_ENCRYPTED_CLIENT_HELLO 0xfe0d
+#define TLS_EXT_ALPN 0x0010
 #define TLS_SNI_TYPE_HOST_NAME 0
 
 struct tls_reader {
@@ -247,6 +248,20 @@ sni_extension_parse(struct tls_cursor ext, struct tls_hello_info *info)
 	return sni_name_take(name.p, name.left, info);
 }
 
+/* Notes whether the ALPN extension EXT offers h2. A malformed list is
+ * left to the TLS library to refuse: it only decides what is offered. */
+static void
+alpn_extension_note(struct tls_cursor ext, struct tls_hello_info *info)
+{
+	struct tls_cursor list, name;
+
+	if (cursor_vector(&ext, 2, &list) != TLS_ERR_NONE || ext.left != 0)
+		return;
+	while (list.left > 0 && cursor_vector(&list, 1, &name) == TLS_ERR_NONE)
+		if (name.left == 2 && memcmp(name.p, "h2", 2) == 0)
+			info->alpn_h2 = true;
+}
+
 /* Walks the extension block: refuses any repeated type (GREASE values
  * included: RFC 8701 clients never repeat one), notes ECH, then reads SNI. */
 static enum tls_status
@@ -270,6 +285,8 @@ extensions_parse(struct tls_cursor exts, struct tls_hello_info *info)
 		seen[type / 8] |= (uint8_t)(1u << (type % 8));
 		if (type == TLS_EXT_ENCRYPTED_CLIENT_HELLO)
 			info->ech_present = true;
+		if (type == TLS_EXT_ALPN)
+			alpn_extension_note(data, info);
 		if (type == TLS_EXT_SERVER_NAME) {
 			sni = data;
 			have_sni = true;

@@ -68,6 +68,7 @@ enum tls_error {
 struct tls_hello_info {
 	enum tls_error error;		/* TLS_ERR_NONE unless status is TLS_ERROR */
 	bool ech_present;		/* encrypted_client_hello (0xfe0d) was offered */
+	bool alpn_h2;			/* its ALPN offers h2 */
 	size_t name_len;		/* bytes in name, 0 unless TLS_FOUND */
 	char name[TLS_SNI_NAME_MAX_BYTES + 1];	/* lower case, no trailing dot, NUL-terminated */
 };
