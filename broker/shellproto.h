@@ -18,7 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SHELLPROTO_STATE_ENV_MAX 4096           /* exported variables kept */
+#include "common/shellwire.h"
+
+#define SHELLPROTO_STATE_ENV_MAX SHELLWIRE_STATE_ENTRIES_MAX    /* exported variables kept */
 #define SHELLPROTO_CWD_MAX_BYTES 4096           /* PATH_MAX, NUL included */
 
 /* A shell's state between runs. */

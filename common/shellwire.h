@@ -42,6 +42,8 @@
 #define SHELLWIRE_CHUNK_MAX_BYTES (60 * 1024)   /* script text in one RUN or MORE */
 #define SHELLWIRE_SCRIPT_MAX_BYTES (512 * 1024) /* a whole script */
 #define SHELLWIRE_STATE_MAX_BYTES (64 * 1024)   /* a dump kept: cwd and entries, NULs included */
+#define SHELLWIRE_STATE_ENTRIES_MAX 4096        /* exported variables a dump may hold */
+#define SHELLWIRE_STATE_FIELDS_MAX (SHELLWIRE_STATE_ENTRIES_MAX + 1)    /* and its cwd */
 #define SHELLWIRE_TEXT_MAX_BYTES 512            /* FAILED and NOTE */
 #define SHELLWIRE_SCRIPT_VAR "__corral_s"       /* the script, in the run's shell */
 

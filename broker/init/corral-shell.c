@@ -87,6 +87,7 @@ struct shell_run {
 	int state;
 	char *dump;                     /* the dump its shell is sending */
 	size_t dump_len;
+	size_t dump_fields;             /* NUL-ended fields in it */
 	bool dump_done;                 /* the last dump from its pid is whole */
 	bool dump_too_big;
 	unsigned foreign;               /* datagrams from another pid, dropped */
@@ -476,13 +477,18 @@ shell_run_dump_add(struct shell_run *r, const char *buf, size_t n, pid_t pid)
 		/* A later dump from the same process replaces the earlier
 		 * one: the exit handler's is always its last. */
 		r->dump_done = r->dump_too_big = false;
-		r->dump_len = 0;
+		r->dump_len = r->dump_fields = 0;
 	}
 	if (buf[0] == SHELLINNER_DUMP_TOO_BIG) {
 		r->dump_done = r->dump_too_big = true;
 		return;
 	}
+	/* Fields are bounded too: EXITED carries each with a length, and a
+	 * dump of empty fields would pass the message's bound. */
+	for (size_t i = 1; i < n; i++)
+		r->dump_fields += buf[i] == '\0';
 	if (!r->dump_too_big && r->dump_len + n - 1 <= SHELLWIRE_STATE_MAX_BYTES &&
+	    r->dump_fields <= SHELLWIRE_STATE_FIELDS_MAX &&
 	    (grown = realloc(r->dump, r->dump_len + n)) != NULL) {
 		r->dump = grown;
 		memcpy(r->dump + r->dump_len, buf + 1, n - 1);
@@ -805,21 +811,26 @@ shell_setup(struct shell *sh, const char *so)
 	return sh->msg == NULL ? -1 : 0;
 }
 
-/* The run's state socket is not watched while the run goes on: its shell
- * sends the dump as it exits, and it is read then, before the zombie
- * goes (a run's process that fills the socket only loses its own dump). */
+/* The run's state socket is read as datagrams come, while the run goes
+ * on: a process of the run that floods it (a child holds it too) only
+ * costs this loop reads, and never stops the run's shell from sending its
+ * dump as it exits, which would leave a dump its text forged earlier as
+ * the last one. */
 static void __attribute__((noreturn))
 shell_serve(struct shell *sh, int sigfd)
 {
 	struct signalfd_siginfo si;
-	struct pollfd p[3];
+	struct pollfd p[4];
 
 	for (;;) {
 		p[0] = (struct pollfd){ .fd = SHELLWIRE_FD, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
 		p[2] = (struct pollfd){ .fd = sh->spare.state, .events = POLLIN };
-		if (poll(p, 3, shell_poll_ms(sh)) == -1 && errno != EINTR)
+		p[3] = (struct pollfd){ .fd = sh->run.started ? sh->run.state : -1, .events = POLLIN };
+		if (poll(p, 4, shell_poll_ms(sh)) == -1 && errno != EINTR)
 			shell_end(SHELL_EXIT_BROKEN);
+		if (p[3].revents != 0 && sh->run.started && p[3].fd == sh->run.state)
+			shell_run_on_state(sh);
 		if (p[1].revents & POLLIN) {
 			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 				;

@@ -128,6 +128,28 @@ check_eq "but not a later run: false reports 1, the sourced export is kept, the 
 	"1 yes real /" "$(corral run s1 -- 'false; echo $? $FROM_ENVRC $KEEP $PWD')"
 corral run s1 -- 'cd /tmp' >/dev/null
 
+# A child of the run floods the state socket so that the shell's genuine
+# dump cannot be sent at its exit, leaving the forged one its text sent
+# before (the supervisor reads the socket while the run goes on).
+corral run s1 -- 'cd /tmp && export KEEP=real' >/dev/null
+out=$(corral run --json s1 -- "printf 'D/forged\0KEEP=flooded\0' >&61;
+	( while printf %01000d 0 >&61; do :; done ) 2>/dev/null & sleep 0.5; cd /; exit 4")
+jq_check "a child flooding the state socket: exit 4, cwd /, the run's own state saved" "$out" \
+	"o['exit_code'] == 4 and o['cwd'] == '/' and o['state_saved']"
+check_eq "and the next run has the genuine state, not the forged one" "real /" \
+	"$(corral run s1 -- 'echo $KEEP $PWD')"
+out=$(corral run --json s1 -- 'cd /tmp; export FLOOD=1; ( while printf %01000d 0 >&61; do :; done ) 2>/dev/null & sleep 0.5; exit 0')
+jq_check "a flood alone loses nothing: a normal exit's state is saved" "$out" \
+	"o['exit_code'] == 0 and o['cwd'] == '/tmp' and o['state_saved']"
+# A dump of tens of thousands of empty fields (within its bytes' bound)
+# would make the supervisor's report past its message's bound.
+out=$(corral run --json s1 -- 'a=(); for i in $(seq 4000); do a+=(""); done;
+	for i in $(seq 15); do printf "%s\0" d "${a[@]}" >&61; done; printf "D\0" >&61; exec true')
+jq_check "a dump of 60,000 empty fields then exec: exit 0 from the kernel, no state, the shell alive" \
+	"$out" "o['exit_code'] == 0 and not o['state_saved'] and not o['respawned']"
+check_eq "and the next run is served by the same shell" "ok /tmp" \
+	"$(corral run s1 -- 'echo ok $PWD')"
+
 # The shell's end skips exit()'s own work (corral-shell.so): its output,
 # buffered or not, and its EXIT trap still come out, and its status is the
 # one it ended with.
