@@ -28,6 +28,8 @@
 #include "egress-proxy/tls.h"
 #include "egress-proxy/tlsca.h"
 
+static int mitm_on_new_session(SSL *ssl, SSL_SESSION *session);
+
 static struct timeval
 mitm_ms(unsigned ms)
 {
@@ -114,7 +116,93 @@ mitm_upstream_ctx_new(const char *extra_ca_file, char **err)
 		return NULL;
 	}
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	/* Sessions are kept by sandbox (mitm_sessions), never in the context. */
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(ctx, mitm_on_new_session);
 	return ctx;
+}
+
+/* --- Upstream sessions --------------------------------------------------- */
+
+struct mitm_session {
+	char key[TLSCA_HOST_MAX_BYTES + 8];     /* "host:port" */
+	SSL_SESSION *session;
+	uint64_t used;                          /* when it came: the oldest goes first */
+};
+
+struct mitm_sessions {
+	struct mitm_session v[MITM_SESSIONS_MAX];
+	uint64_t clock;
+};
+
+struct mitm_sessions *
+mitm_sessions_new(void)
+{
+	return calloc(1, sizeof(struct mitm_sessions));
+}
+
+void
+mitm_sessions_free(struct mitm_sessions *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < MITM_SESSIONS_MAX; i++)
+		SSL_SESSION_free(c->v[i].session);
+	free(c);
+}
+
+static void
+mitm_session_key(const struct mitm *m, char *key, size_t size)
+{
+	snprintf(key, size, "%s:%u", m->host, (unsigned)m->port);
+}
+
+/* The session M's upstream may resume, taken out of the cache (each is
+ * used once); NULL when there is none. */
+static SSL_SESSION *
+mitm_session_take(const struct mitm *m)
+{
+	struct mitm_sessions *c = m->cfg->sessions;
+	char key[TLSCA_HOST_MAX_BYTES + 8];
+	SSL_SESSION *s;
+
+	mitm_session_key(m, key, sizeof(key));
+	for (size_t i = 0; c != NULL && i < MITM_SESSIONS_MAX; i++)
+		if (c->v[i].session != NULL && strcmp(c->v[i].key, key) == 0) {
+			s = c->v[i].session;
+			c->v[i].session = NULL;
+			return s;
+		}
+	return NULL;
+}
+
+/* OpenSSL's word that an upstream gave a session (a TLS 1.3 ticket, after
+ * the handshake): kept for the connection's sandbox, in the place of the
+ * host's last one or the oldest. 1: the cache holds it now. */
+static int
+mitm_on_new_session(SSL *ssl, SSL_SESSION *session)
+{
+	const struct mitm *m = SSL_get_app_data(ssl);
+	struct mitm_sessions *c = m != NULL && !m->ended ? m->cfg->sessions : NULL;
+	char key[TLSCA_HOST_MAX_BYTES + 8];
+	size_t at = 0;
+
+	if (c == NULL || !SSL_SESSION_is_resumable(session))
+		return 0;
+	mitm_session_key(m, key, sizeof(key));
+	for (size_t i = 0; i < MITM_SESSIONS_MAX; i++) {
+		if (c->v[i].session != NULL && strcmp(c->v[i].key, key) == 0) {
+			at = i;
+			break;
+		}
+		if (c->v[i].session == NULL || c->v[i].used < c->v[at].used)
+			at = i;
+	}
+	SSL_SESSION_free(c->v[at].session);
+	snprintf(c->v[at].key, sizeof(c->v[at].key), "%s", key);
+	c->v[at].session = session;
+	c->v[at].used = ++c->clock;
+	return 1;
 }
 
 /* --- The end ------------------------------------------------------------- */
@@ -236,6 +324,14 @@ mitm_free(struct mitm *m)
 	if (m->client != NULL && (ssl = bufferevent_openssl_get_ssl(m->client)) != NULL &&
 	    m->client_up)
 		(void)SSL_shutdown(ssl);
+	/* And to the upstream after a normal end: OpenSSL drops the session of
+	 * a connection it sees cut, and the next one could not resume it. */
+	if (m->upstream != NULL && (ssl = bufferevent_openssl_get_ssl(m->upstream)) != NULL &&
+	    m->upstream_up && m->end == NULL) {
+		SSL_set_app_data(ssl, NULL);
+		(void)SSL_shutdown(ssl);
+	}
+	ERR_clear_error();
 	if (m->wire_cb != NULL)
 		evbuffer_remove_cb_entry(m->client_wire, m->wire_cb);
 	if (m->client != NULL)
@@ -1294,12 +1390,18 @@ mitm_upstream_open(struct mitm *m, char **err)
 	static const unsigned char both[] = "\x02h2\x08http/1.1";
 	struct timeval handshake = { MITM_HANDSHAKE_TIMEOUT_S, 0 };
 	SSL *us = mitm_upstream_ssl(m->cfg, m->host, err);
+	SSL_SESSION *resumed;
 
 	if (us == NULL)
 		return -1;
 	if (m->offers_h2 && SSL_set_alpn_protos(us, both, sizeof(both) - 1) != 0) {
 		SSL_free(us);
 		return reason_set(err, "the upstream's ALPN");
+	}
+	SSL_set_app_data(us, m);
+	if ((resumed = mitm_session_take(m)) != NULL) {
+		(void)SSL_set_session(us, resumed);
+		SSL_SESSION_free(resumed);
 	}
 	m->upstream = bufferevent_openssl_socket_new(m->base, m->upstream_fd, us,
 	    BUFFEREVENT_SSL_CONNECTING, BEV_OPT_CLOSE_ON_FREE);

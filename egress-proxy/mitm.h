@@ -39,6 +39,7 @@
 struct event_base;
 struct tlsca;
 struct mitm;
+struct mitm_sessions;
 
 #define MITM_BUFFER_MAX_BYTES (1024 * 1024)     /* queued for a slow side: reading the other pauses */
 #define MITM_HANDSHAKE_TIMEOUT_S 10
@@ -50,6 +51,7 @@ struct mitm_config {
 	SSL_CTX *upstream_ctx;                  /* toward the upstream: mitm_upstream_ctx_new() */
 	const struct secretsub_secret *secrets;
 	size_t nsecrets;
+	struct mitm_sessions *sessions;         /* the sandbox's upstream TLS sessions, or NULL */
 	unsigned idle_ms;                       /* no byte either way this long: closed (0: never) */
 	unsigned response_ms;                   /* a response's bytes stop this long: 504 or closed (0: never) */
 };
@@ -79,10 +81,22 @@ struct mitm_hooks {
 	void *arg;
 };
 
-/* The context toward sandboxes: TLS 1.2 and up, ALPN http/1.1. */
+#define MITM_SESSIONS_MAX 64            /* upstream TLS sessions one sandbox keeps */
+
+/* A sandbox's cache of upstream TLS sessions, by host and port: a new
+ * connection to a host it reached before resumes (one handshake less of
+ * the two a terminated connection makes). Each sandbox has its own, so
+ * that no upstream can tell two sandboxes apart by a ticket; a session is
+ * used once, and the upstream's next tickets replace it. NULL if out of
+ * memory. */
+struct mitm_sessions *mitm_sessions_new(void);
+void mitm_sessions_free(struct mitm_sessions *c);
+
+/* The context toward sandboxes: TLS 1.2 and up, ALPN h2 or http/1.1. */
 SSL_CTX *mitm_server_ctx_new(char **err);
 /* The context toward upstreams: TLS 1.2 and up, the system's trust store
- * and EXTRA_CA_FILE (PEM; NULL: none), peer verification. */
+ * and EXTRA_CA_FILE (PEM; NULL: none), peer verification; the sessions it
+ * makes go to the cache of the connection's sandbox. */
 SSL_CTX *mitm_upstream_ctx_new(const char *extra_ca_file, char **err);
 
 /* Terminates the sandbox's connection CLIENT_FD (its first EARLY_LEN bytes,

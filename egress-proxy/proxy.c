@@ -150,9 +150,10 @@ proxy_tenant_new(struct proxy *p, const struct proxy_tenant_info *info, struct p
 	t->ca = info->ca != NULL ? info->ca : tlsca_new(info->name, NULL);
 	/* The idle limit of tunnels, for a kept-alive terminated connection
 	 * and for a response that does not come. */
-	t->mitm = (struct mitm_config){ .ca = t->ca,
+	t->mitm = (struct mitm_config){ .ca = t->ca, .sessions = mitm_sessions_new(),
 	    .idle_ms = p->limits.idle_timeout_s * 1000, .response_ms = p->limits.idle_timeout_s * 1000 };
 	if (t->name == NULL || t->denials == NULL || t->gen == NULL || t->ca == NULL ||
+	    t->mitm.sessions == NULL ||
 	    (info->owner_tunnels != 0 && t->owner == NULL) ||
 	    (info->session_id != NULL && t->session_id == NULL) ||
 	    (info->agent != NULL && t->agent == NULL)) {
@@ -216,6 +217,7 @@ proxy_tenant_free(struct proxy_tenant *t)
 	free(t->trust);
 	/* After every session: none reads a value again. */
 	secretstore_free(t->secrets);
+	mitm_sessions_free(t->mitm.sessions);
 	tlsca_free(t->ca);
 	free(t->name);
 	free(t->session_id);

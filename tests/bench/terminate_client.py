@@ -8,12 +8,26 @@ fence, as a program that ignores proxy variables would go).
         exists (FLAG is made once all are open)
 
 Prints "p50 MS p90 MS rps R" (keep, new) from the first byte written to
-the response read."""
+the response read. CONNECT_TO=ADDR:PORT in the environment connects there
+instead of to HOST:443 (a peer proxy), HOST still the name asked and
+verified."""
 import http.client
 import os
+import socket
 import ssl
 import sys
 import time
+
+CONNECT_TO = os.environ.get("CONNECT_TO")
+
+
+def connection(host, ctx, timeout):
+    conn = http.client.HTTPSConnection(host, context=ctx, timeout=timeout)
+    if CONNECT_TO:
+        addr, port = CONNECT_TO.rsplit(":", 1)
+        conn._create_connection = lambda _a, t=timeout, s=None: socket.create_connection(
+            (addr, int(port)), t, s)
+    return conn
 
 
 def one(conn):
@@ -36,7 +50,7 @@ def main():
     ctx = ssl.create_default_context(cafile=cafile)
     times = []
     if mode == "keep":
-        conn = http.client.HTTPSConnection(host, context=ctx, timeout=10)
+        conn = connection(host, ctx, 10)
         one(conn)
         start = time.perf_counter()
         for _ in range(n):
@@ -45,11 +59,11 @@ def main():
             times.append(time.perf_counter() - t)
         summary(times, time.perf_counter() - start)
     elif mode == "new":
-        one(http.client.HTTPSConnection(host, context=ctx, timeout=10))
+        one(connection(host, ctx, 10))
         start = time.perf_counter()
         for _ in range(n):
             t = time.perf_counter()
-            conn = http.client.HTTPSConnection(host, context=ctx, timeout=10)
+            conn = connection(host, ctx, 10)
             one(conn)
             times.append(time.perf_counter() - t)
             conn.close()
@@ -58,7 +72,7 @@ def main():
         flag = sys.argv[5]
         held = []
         for _ in range(n):
-            conn = http.client.HTTPSConnection(host, context=ctx, timeout=30)
+            conn = connection(host, ctx, 30)
             one(conn)
             held.append(conn)
         open(flag, "w").close()

@@ -86,6 +86,8 @@ struct bed {
 	bool read_to_end;               /* after its requests the client reads to the end */
 	int end_err;                    /* how that ended (SSL_get_error) */
 	char tail[TEXT_MAX];
+	SSL_CTX *upstream_server_ctx;   /* kept across runs: its tickets resume */
+	bool upstream_resumed;          /* the upstream's handshake resumed a session */
 };
 
 static struct bed bed;
@@ -236,15 +238,19 @@ upstream_main(void *arg)
 {
 	struct bed *b = arg;
 	struct tlsca *issuer = b->upstream_trusted ? b->public_ca : b->rogue_ca;
-	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	SSL_CTX *ctx = b->upstream_server_ctx != NULL ? b->upstream_server_ctx :
+	    SSL_CTX_new(TLS_server_method());
 	char *err = NULL;
 	SSL *ssl;
 
-	SSL_CTX_use_certificate(ctx, tlsca_leaf(issuer, HOST, &err));
-	SSL_CTX_use_PrivateKey(ctx, tlsca_leaf_key(issuer));
+	if (b->upstream_server_ctx == NULL) {
+		SSL_CTX_use_certificate(ctx, tlsca_leaf(issuer, HOST, &err));
+		SSL_CTX_use_PrivateKey(ctx, tlsca_leaf_key(issuer));
+	}
 	ssl = SSL_new(ctx);
 	SSL_set_fd(ssl, b->upstream_fd);
 	if (SSL_accept(ssl) == 1) {
+		b->upstream_resumed = SSL_session_reused(ssl) == 1;
 		while (b->nseen < SEEN_MAX && read_message(ssl, b->seen[b->nseen], TEXT_MAX)) {
 			const char *seen = b->seen[b->nseen++];
 
@@ -297,7 +303,8 @@ upstream_main(void *arg)
 		}
 	}
 	SSL_free(ssl);
-	SSL_CTX_free(ctx);
+	if (b->upstream_server_ctx == NULL)
+		SSL_CTX_free(ctx);
 	close(b->upstream_fd);
 	return NULL;
 }
@@ -571,6 +578,38 @@ test_a_value_echoed_back_never_reaches_the_client(void **state)
 	free(echo);
 }
 
+/* A second connection to the host resumes the first one's upstream session
+ * (one handshake less), from the sandbox's own cache. */
+static void
+test_a_second_connection_resumes_the_upstream_session(void **state)
+{
+	static const char get[] = "GET /n HTTP/1.1\r\nHost: " HOST "\r\n\r\n";
+	char *err = NULL;
+
+	(void)state;
+	assert_non_null(bed.cfg.sessions = mitm_sessions_new());
+	assert_non_null(bed.upstream_server_ctx = SSL_CTX_new(TLS_server_method()));
+	SSL_CTX_use_certificate(bed.upstream_server_ctx, tlsca_leaf(bed.public_ca, HOST, &err));
+	SSL_CTX_use_PrivateKey(bed.upstream_server_ctx, tlsca_leaf_key(bed.public_ca));
+	bed.requests[0] = get;
+	bed.nrequests = 1;
+	run();
+	assert_false(bed.upstream_resumed);
+	assert_null(bed.done_why);
+	bed.nseen = 0;
+	run();
+	assert_true(bed.upstream_resumed);
+	assert_int_equal(bed.nseen, 1);
+	assert_non_null(strstr(bed.answers[0], "\r\n\r\nok"));
+	/* Without the cache, no resumption. */
+	mitm_sessions_free(bed.cfg.sessions);
+	bed.cfg.sessions = NULL;
+	bed.nseen = 0;
+	run();
+	assert_false(bed.upstream_resumed);
+	SSL_CTX_free(bed.upstream_server_ctx);
+}
+
 static void
 test_a_value_cut_by_a_chunk_boundary_never_reaches_the_client(void **state)
 {
@@ -789,6 +828,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_requests_no_judge_could_follow_are_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_a_value_echoed_back_never_reaches_the_client,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_second_connection_resumes_the_upstream_session,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_value_cut_by_a_chunk_boundary_never_reaches_the_client,
 		    setup, teardown),
