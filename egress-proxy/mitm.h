@@ -1,5 +1,5 @@
 /* A connection whose TLS the proxy terminates (corral-policy(5), "tls:
- * terminate"), HTTP/1.1: the sandbox's TLS is accepted with a leaf of its
+ * terminate"), HTTP/1.1 or HTTP/2: the sandbox's TLS is accepted with a leaf of its
  * sandbox's CA for the host the proxy allowed; the upstream's is made
  * with the host's name and verified against the host's trust store (and
  * egress.upstream_ca_file). Between them each request of the kept-alive
@@ -22,8 +22,10 @@
  * across two responses (each response's end lets go of what it held), or
  * that it sends only in part (a Range of a stored copy): corral(1) says so.
  *
- * ALPN offers http/1.1 only, on both sides, until HTTP/2 is read here:
- * a client that asks for h2 alone gets HTTP/1.1, as TLS lets it.
+ * Both sides speak one protocol: the sandbox's ClientHello is read first;
+ * when it offers h2 the upstream is offered h2 and http/1.1 and the sandbox
+ * gets what the upstream chose (HTTP/2 is mitm-h2.c's); otherwise both
+ * speak HTTP/1.1 and the two handshakes run at once.
  *
  * Runs on its caller's libevent loop (bufferevent_openssl). */
 #ifndef CORRAL_MITM_H
