@@ -479,8 +479,12 @@ api_read_frame(struct evbuffer *in, struct frame_decoder *frames)
 
 	while (st == FRAME_NEED_MORE && evbuffer_get_length(in) > 0) {
 		size_t chunk = evbuffer_get_contiguous_space(in);
+		uint8_t *bytes = evbuffer_pullup(in, (ev_ssize_t)chunk);
 
-		st = frame_decoder_feed(frames, evbuffer_pullup(in, (ev_ssize_t)chunk), chunk, &used);
+		st = frame_decoder_feed(frames, bytes, chunk, &used);
+		/* The decoder has them: the socket's copy is wiped before libevent
+		 * frees it (a create's secrets come this way). */
+		explicit_bzero(bytes, used);
 		evbuffer_drain(in, used);
 	}
 	return st;

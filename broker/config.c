@@ -933,11 +933,23 @@ config_credentials(struct yamltree_ctx *ctx, const struct raw_config *raw, struc
 static const char *
 config_check_secret_host(const char *text, char *buf)
 {
-	const char *why = config_check_host(text, buf);
+	const char *why = config_check_host(text, buf), *colon;
+	size_t name;
 
 	if (why == NULL && strchr(text, '*') != NULL)
 		return "is a wildcard: a secret goes to exact host names only";
-	return why;
+	if (why != NULL)
+		return why;
+	/* Kept as the proxy names a connection's host: lower case, no
+	 * trailing dot; else the secret would never be swapped in. */
+	colon = strrchr(buf, ':');
+	name = (size_t)(colon - buf);
+	for (size_t i = 0; i < name; i++)
+		if (buf[i] >= 'A' && buf[i] <= 'Z')
+			buf[i] = (char)(buf[i] | 0x20);
+	if (name > 1 && buf[name - 1] == '.')
+		memmove(buf + name - 1, buf + name, strlen(buf + name) + 1);
+	return NULL;
 }
 
 /* A variable the placeholder is put in: a name, and none that the
@@ -945,8 +957,12 @@ config_check_secret_host(const char *text, char *buf)
 static const char *
 config_check_secret_env(const char *text, char *buf)
 {
+	/* What every command needs for itself: its home and shell, the
+	 * proxy it is told to use, the bundle that trusts the sandbox's CA. */
 	static const char *const reserved[] = { "HOME", "PATH", "SHELL", "USER", "ENV", "BASH_ENV",
-		"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "SSL_CERT_FILE" };
+		"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy",
+		"NO_PROXY", "no_proxy", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+		"GIT_SSL_CAINFO", "CURL_CA_BUNDLE", "PIP_CERT", "CARGO_HTTP_CAINFO", "AWS_CA_BUNDLE" };
 
 	(void)buf;
 	if (text[0] == '\0' || (text[0] >= '0' && text[0] <= '9'))

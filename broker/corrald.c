@@ -39,6 +39,7 @@
 #include "common/xmalloc.h"
 #include "egress-proxy/addr.h"
 #include "egress-proxy/ledger.h"
+#include "egress-proxy/mitm.h"
 #include "egress-proxy/proxy.h"
 #include "egress-proxy/resolve.h"
 
@@ -586,6 +587,10 @@ main(int argc, char **argv)
 	bool foreground = false, debug = false, check_config = false;
 	int opt;
 
+	/* Before any OpenSSL call: its freed buffers are wiped (secrets pass
+	 * through them where the proxy terminates TLS). */
+	if (mitm_wipe_openssl_memory() == -1)
+		fprintf(stderr, "corrald: OpenSSL allocated before its memory could be wiped\n");
 	while ((opt = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': config_path = optarg; break;

@@ -10,8 +10,12 @@
 #include "common/reason.h"
 #include "common/xmalloc.h"
 #include "egress-proxy/secretstore.h"
+#include "policy/name.h"
 
 #define SECRETS_NAMES_MAX_BYTES 1024    /* "known: ..." in a refusal */
+
+_Static_assert(SECRET_PER_SANDBOX_MAX == SECRETSUB_MAX,
+    "the CLI's bound on --secret is the proxy's");
 
 /* The names of every kind CFG knows, comma-separated, into BUF. */
 static void
@@ -47,6 +51,10 @@ secrets_take_one(const struct config *cfg, const Corral__SandboxCreate *req, siz
 	char known[SECRETS_NAMES_MAX_BYTES];
 	const char *why;
 
+	/* A name is checked before it is quoted back to anyone. */
+	if (policy_name_error(v->name) != NULL)
+		return reason_set(err, "a secret's name must be lower-case letters, digits and '-' "
+		    "(--secret NAME)");
 	if (secret_find(v->name, cfg->secret_kinds, cfg->nsecrets, &p->kinds[i]) == -1) {
 		secrets_known(cfg, known, sizeof(known));
 		return reason_set(err, "unknown secret '%s' (known: %s)", v->name, known);

@@ -94,12 +94,24 @@ frame_decoder_new(void)
 	return d;
 }
 
+/* Frees what a payload held, wiped first: a frame may carry a secret's
+ * value (a create's --secret), and freed heap is no place for one. */
+static void
+frame_decoder_drop_payload(struct frame_decoder *d)
+{
+	if (d->payload != NULL)
+		explicit_bzero(d->payload, d->cap);
+	free(d->payload);
+	d->payload = NULL;
+	d->cap = 0;
+}
+
 void
 frame_decoder_free(struct frame_decoder *d)
 {
 	if (d == NULL)
 		return;
-	free(d->payload);
+	frame_decoder_drop_payload(d);
 	free(d);
 }
 
@@ -160,8 +172,12 @@ frame_decoder_reserve(struct frame_decoder *d, size_t want)
 		cap *= 2;
 	if (cap > d->payload_len)
 		cap = d->payload_len;
-	if ((p = realloc(d->payload, cap)) == NULL)
+	/* Not realloc: the old block is wiped before it goes. */
+	if ((p = malloc(cap)) == NULL)
 		return -1;
+	if (d->have > 0)
+		memcpy(p, d->payload, d->have);
+	frame_decoder_drop_payload(d);
 	d->payload = p;
 	d->cap = cap;
 	return 0;
@@ -218,9 +234,7 @@ frame_decoder_next(struct frame_decoder *d)
 {
 	if (d->status != FRAME_READY)
 		return;
-	free(d->payload);
-	d->payload = NULL;
-	d->cap = 0;
+	frame_decoder_drop_payload(d);
 	d->have = 0;
 	d->hdr_len = 0;
 	d->payload_len = 0;

@@ -24,6 +24,7 @@
 #include "egress-proxy/namemap.h"
 #include "egress-proxy/proxy-int.h"
 #include "egress-proxy/resolve.h"
+#include "egress-proxy/secretstore.h"
 #include "policy/index.h"
 #include "policy/match.h"
 #include "policy/policy.h"
@@ -234,17 +235,36 @@ stub_record(const struct stub_query *sq, enum ledger_decision decision, const ch
 	return ledger_write(stub_proxy(sq->stub)->ledger, &rec);
 }
 
-/* Refuses a name the policy does not allow: NXDOMAIN, a record, a denial.
- * Nothing goes upstream: the name's labels could carry data out. */
+/* Refuses a name for REASON: NXDOMAIN, a record, a denial. Nothing goes
+ * upstream: the name's labels could carry data out. */
+static void
+stub_refuse_for(struct stub_query *sq, const char *reason)
+{
+	int recorded = stub_record(sq, LEDGER_DECISION_DENY, sq->q.name, NULL, reason);
+
+	denial_ring_add(sq->stub->tenant->denials, time_now_us(), sq->q.name, 0, NULL, -1, reason);
+	stub_answer_rcode(sq, recorded == -1 ? DNS_RCODE_SERVFAIL : DNS_RCODE_NXDOMAIN);
+}
+
+/* A name the policy does not allow. */
 static void
 stub_refuse(struct stub_query *sq)
 {
-	int recorded = stub_record(sq, LEDGER_DECISION_DENY, sq->q.name, NULL,
-	    DNSSTUB_REFUSED_REASON);
+	stub_refuse_for(sq, DNSSTUB_REFUSED_REASON);
+}
 
-	denial_ring_add(sq->stub->tenant->denials, time_now_us(), sq->q.name, 0, NULL, -1,
-	    DNSSTUB_REFUSED_REASON);
-	stub_answer_rcode(sq, recorded == -1 ? DNS_RCODE_SERVFAIL : DNS_RCODE_NXDOMAIN);
+/* True when SQ's name holds a placeholder of the tenant's secrets: a
+ * name is no place for one, whatever a wildcard entry allows. */
+static bool
+stub_holds_placeholder(const struct stub_query *sq)
+{
+	size_t n;
+	const struct secretsub_secret *s = secretstore_secrets(sq->stub->tenant->secrets, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (strcasestr(sq->q.name, s[i].placeholder) != NULL)
+			return true;
+	return false;
 }
 
 /* True when the endpoint E of rule R could allow a connection to HOST
@@ -478,6 +498,10 @@ stub_answer_info_name(struct stub_query *sq)
 static void
 stub_judge(struct stub_query *sq)
 {
+	if (stub_holds_placeholder(sq)) {
+		stub_refuse_for(sq, "secret_misuse");
+		return;
+	}
 	/* A name that needed escapes, or does not normalize (an address
 	 * literal, the root), is no host name any entry could allow. */
 	if (!sq->q.name_is_hostname || match_host_normalize(sq->q.name, sq->host) != MATCH_OK) {

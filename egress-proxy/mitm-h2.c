@@ -26,6 +26,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "common/buf.h"
+#include "common/wipe.h"
 #include "egress-proxy/mitm-int.h"
 #include "egress-proxy/secretsub.h"
 
@@ -180,12 +181,15 @@ h2_stream_maybe_free(struct h2_stream *st)
 /* --- Sending ------------------------------------------------------------ */
 
 /* Writes what session S has to send into OUT, while OUT holds less than
- * what the slower peer may have waiting. -1 on a session error. */
+ * what the slower peer may have waiting; with WIPED (toward an upstream a
+ * secret goes to: its header blocks hold the values) by reference, wiped
+ * once written. -1 on a session error. */
 static int
-h2_send(nghttp2_session *s, struct bufferevent *to)
+h2_send(nghttp2_session *s, struct bufferevent *to, bool wiped)
 {
 	struct evbuffer *out = bufferevent_get_output(to);
 	const uint8_t *data;
+	uint8_t *copy;
 	ssize_t n;
 
 	while (evbuffer_get_length(out) < MITM_BUFFER_MAX_BYTES) {
@@ -193,8 +197,18 @@ h2_send(nghttp2_session *s, struct bufferevent *to)
 			return -1;
 		if (n == 0)
 			break;
-		if (evbuffer_add(out, data, (size_t)n) == -1)
+		if (!wiped) {
+			if (evbuffer_add(out, data, (size_t)n) == -1)
+				return -1;
+			continue;
+		}
+		if ((copy = malloc((size_t)n)) == NULL)
 			return -1;
+		memcpy(copy, data, (size_t)n);
+		if (evbuffer_add_reference(out, copy, (size_t)n, mitm_wipe_free, NULL) == -1) {
+			mitm_wipe_free(copy, (size_t)n, NULL);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -208,7 +222,8 @@ h2_flush(struct mitm_h2 *h)
 
 	if (m->ended || m->stage == MITM_CLOSING)
 		return;
-	if (h2_send(h->u, m->upstream) == -1 || h2_send(h->c, m->client) == -1) {
+	if (h2_send(h->u, m->upstream, m->cfg->nsecrets > 0) == -1 ||
+	    h2_send(h->c, m->client, false) == -1) {
 		mitm_end(m, "h2_protocol_error");
 		return;
 	}
@@ -216,7 +231,7 @@ h2_flush(struct mitm_h2 *h)
 	    nghttp2_session_want_read(h->c)) {
 		/* The upstream said GOAWAY and finished: so does the sandbox's. */
 		nghttp2_session_terminate_session(h->c, NGHTTP2_NO_ERROR);
-		if (h2_send(h->c, m->client) == -1) {
+		if (h2_send(h->c, m->client, false) == -1) {
 			mitm_end(m, "h2_protocol_error");
 			return;
 		}
@@ -309,6 +324,7 @@ h2_scan_push(struct h2_stream *st, bool final)
 			return false;
 		}
 		if (mitm_echo_in(m, data, len)) {
+			explicit_bzero((void *)(uintptr_t)data, len);
 			evbuffer_drain(st->scan, len);
 			mitm_end(m, "secret_echoed");
 			return false;
@@ -470,7 +486,7 @@ h2_pass(struct h2_stream *st, const char *method, const char *path, bool end_str
 		why = "request_head_too_large";
 		goto done;
 	}
-	sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->host, buf_data(head),
+	sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->hostport, buf_data(head),
 	    buf_len(head), out, which, &used);
 	if (sr != SECRETSUB_OK) {
 		why = sr == SECRETSUB_MISUSE ? "secret_misuse" : sr == SECRETSUB_TOO_BIG ?
@@ -740,6 +756,37 @@ h2_u_close(nghttp2_session *s, int32_t id, uint32_t code, void *arg)
 
 /* --- Sessions ------------------------------------------------------------- */
 
+static void *
+h2_mem_malloc(size_t n, void *arg)
+{
+	(void)arg;
+	return wipe_malloc(n);
+}
+
+static void
+h2_mem_free(void *p, void *arg)
+{
+	(void)arg;
+	wipe_free(p);
+}
+
+static void *
+h2_mem_calloc(size_t nmemb, size_t size, void *arg)
+{
+	(void)arg;
+	return wipe_calloc(nmemb, size);
+}
+
+static void *
+h2_mem_realloc(void *p, size_t n, void *arg)
+{
+	(void)arg;
+	return wipe_realloc(p, n);
+}
+
+static nghttp2_mem h2_wiping_mem = { NULL, h2_mem_malloc, h2_mem_free, h2_mem_calloc,
+	h2_mem_realloc };
+
 static int
 h2_session(struct mitm_h2 *h, bool server)
 {
@@ -764,8 +811,10 @@ h2_session(struct mitm_h2 *h, bool server)
 	    server ? h2_c_close : h2_u_close);
 	if (server)
 		nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, h2_c_begin_headers);
+	/* The upstream's session deflates the headers that carry the values:
+	 * what it frees is wiped. */
 	if ((server ? nghttp2_session_server_new2(s, cbs, h, opt) :
-	    nghttp2_session_client_new2(s, cbs, h, opt)) != 0)
+	    nghttp2_session_client_new3(s, cbs, h, opt, &h2_wiping_mem)) != 0)
 		goto done;
 	/* A server sends no ENABLE_PUSH setting. */
 	if (nghttp2_submit_settings(*s, NGHTTP2_FLAG_NONE, iv, server ? 2 : 3) != 0 ||
@@ -794,18 +843,22 @@ mitm_h2_start(struct mitm *m)
 	return 0;
 }
 
-/* Feeds what FROM's input holds to session S. */
+/* Feeds what FROM's input holds to session S; with WIPED (an upstream a
+ * secret goes to may echo it) each read is wiped before it is freed. */
 static int
-h2_recv(nghttp2_session *s, struct bufferevent *from, uint64_t *count)
+h2_recv(nghttp2_session *s, struct bufferevent *from, uint64_t *count, bool wiped)
 {
 	struct evbuffer *in = bufferevent_get_input(from);
 	size_t len;
 
 	while ((len = evbuffer_get_contiguous_space(in)) > 0) {
-		ssize_t n = nghttp2_session_mem_recv(s, evbuffer_pullup(in, (ev_ssize_t)len), len);
+		uint8_t *bytes = evbuffer_pullup(in, (ev_ssize_t)len);
+		ssize_t n = nghttp2_session_mem_recv(s, bytes, len);
 
 		if (n < 0)
 			return -1;
+		if (wiped)
+			explicit_bzero(bytes, (size_t)n);
 		evbuffer_drain(in, (size_t)n);
 		*count += (uint64_t)n;
 	}
@@ -819,7 +872,7 @@ mitm_h2_client_turn(struct mitm *m)
 
 	if (h == NULL || m->ended)
 		return;
-	if (h2_recv(h->c, m->client, &m->up) == -1) {
+	if (h2_recv(h->c, m->client, &m->up, false) == -1) {
 		mitm_end(m, "h2_protocol_error");
 		return;
 	}
@@ -833,7 +886,7 @@ mitm_h2_upstream_turn(struct mitm *m)
 
 	if (h == NULL || m->ended)
 		return;
-	if (h2_recv(h->u, m->upstream, &m->down) == -1) {
+	if (h2_recv(h->u, m->upstream, &m->down, m->nechoes > 0) == -1) {
 		mitm_end(m, "upstream_h2_error");
 		return;
 	}

@@ -50,6 +50,7 @@ struct mitm {
 	struct mitm_hooks hooks;
 	char host[TLSCA_HOST_MAX_BYTES + 1];
 	uint16_t port;                  /* the connection's: a Host with another is refused */
+	char hostport[TLSCA_HOST_MAX_BYTES + 8];        /* "host:port": where secrets may go */
 	struct bufferevent *client, *upstream;  /* NULL until made */
 	struct bufferevent *under;      /* the sandbox's socket until its TLS starts */
 	int upstream_fd;                /* the upstream's socket until its TLS starts */
@@ -109,6 +110,12 @@ size_t mitm_echo_partial(const struct mitm *m, const void *data, size_t len);
 /* The sandbox's own HOST:PORT check: NAME (LEN bytes, a Host or :authority)
  * names M's host, and its port when it gives one. */
 bool mitm_authority_is_ours(const struct mitm *m, const char *name, size_t len);
+
+/* The free callback of evbuffer_add_reference for bytes that held a
+ * secret's value: wiped, then freed. */
+void mitm_wipe_free(const void *data, size_t len, void *arg);
+/* Wipes what B's input holds (it may echo a value), before it is freed. */
+void mitm_wipe_input(struct bufferevent *b);
 
 /* The HTTP/2 half (mitm-h2.c). Both sides chose h2: sessions made and
  * the prefaces queued; -1 out of memory. */

@@ -21,6 +21,7 @@
 #include "common/buf.h"
 #include "common/json.h"
 #include "common/reason.h"
+#include "common/wipe.h"
 #include "egress-proxy/h1body.h"
 #include "egress-proxy/http.h"
 #include "egress-proxy/mitm.h"
@@ -122,6 +123,50 @@ mitm_upstream_ctx_new(const char *extra_ca_file, char **err)
 	return ctx;
 }
 
+/* --- Memory that held a secret ---------------------------------------------- */
+
+static void *
+mitm_ossl_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return wipe_malloc(n);
+}
+
+static void *
+mitm_ossl_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return wipe_realloc(p, n);
+}
+
+static void
+mitm_ossl_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	wipe_free(p);
+}
+
+int
+mitm_wipe_openssl_memory(void)
+{
+	return CRYPTO_set_mem_functions(mitm_ossl_malloc, mitm_ossl_realloc, mitm_ossl_free) == 1 ?
+	    0 : -1;
+}
+
+void
+mitm_wipe_input(struct bufferevent *b)
+{
+	struct evbuffer *in = b != NULL ? bufferevent_get_input(b) : NULL;
+	size_t len = in != NULL ? evbuffer_get_length(in) : 0;
+	uint8_t *data;
+
+	if (len > 0 && (data = evbuffer_pullup(in, -1)) != NULL)
+		explicit_bzero(data, len);
+}
+
 /* --- Upstream sessions --------------------------------------------------- */
 
 struct mitm_session {
@@ -154,7 +199,7 @@ mitm_sessions_free(struct mitm_sessions *c)
 static void
 mitm_session_key(const struct mitm *m, char *key, size_t size)
 {
-	snprintf(key, size, "%s:%u", m->host, (unsigned)m->port);
+	snprintf(key, size, "%s", m->hostport);
 }
 
 /* The session M's upstream may resume, taken out of the cache (each is
@@ -410,7 +455,7 @@ mitm_echo_learn(struct mitm *m)
 		bool here = false;
 
 		for (size_t h = 0; h < sec->nhosts && !here; h++)
-			here = strcasecmp(sec->hosts[h], m->host) == 0;
+			here = strcasecmp(sec->hosts[h], m->hostport) == 0;
 		if (here && mitm_echo_of(m, sec) == -1)
 			return -1;
 	}
@@ -463,7 +508,10 @@ mitm_scan_push(struct mitm *m, bool final)
 		return false;
 	}
 	if (mitm_echo_in(m, data, len)) {
+		/* Neither the echo nor what came with it stays in freed memory. */
+		explicit_bzero((void *)(uintptr_t)data, len);
 		evbuffer_drain(m->scan, len);
+		mitm_wipe_input(m->upstream);
 		mitm_end(m, "secret_echoed");
 		return false;
 	}
@@ -643,7 +691,7 @@ mitm_pace(struct bufferevent *from, struct bufferevent *to)
 
 /* --- Requests ------------------------------------------------------------ */
 
-static void
+void
 mitm_wipe_free(const void *data, size_t len, void *arg)
 {
 	(void)arg;
@@ -816,7 +864,7 @@ mitm_pass(struct mitm *m, const uint8_t *head, const struct http_request *req,
 	if (out == NULL)
 		return "out_of_memory";
 	buf_set_secret(out);            /* it holds the values swapped in */
-	sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->host, (const char *)head,
+	sr = secretsub_head(m->cfg->secrets, m->cfg->nsecrets, m->hostport, (const char *)head,
 	    req->head_len, out, which, &used);
 	if (sr != SECRETSUB_OK)
 		why = sr == SECRETSUB_MISUSE ? "secret_misuse" : "request_head_unreadable";
@@ -1483,6 +1531,7 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	m->upstream_fd = upstream_fd;
 	upstream_fd = -1;
 	snprintf(m->host, sizeof(m->host), "%s", host);
+	snprintf(m->hostport, sizeof(m->hostport), "%s:%u", host, (unsigned)port);
 	m->port = port;
 	if ((m->finish = evtimer_new(base, mitm_on_finish, m)) == NULL ||
 	    (cfg->idle_ms > 0 && (m->idle = evtimer_new(base, mitm_on_idle, m)) == NULL) ||

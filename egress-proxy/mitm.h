@@ -9,6 +9,9 @@
  * next, so that an answer of the proxy's own (403, 502) takes its place
  * among the responses. A 101 turns both ways into a raw relay (WebSocket).
  *
+ * A secret goes to its hosts on their ports alone: its hosts are matched
+ * against the connection's "host:port".
+ *
  * What the upstream sends back is searched for the real value of every
  * secret that may go to this host, plain and as base64 at each of its three
  * alignments (a Basic credential echoed): a response that holds one ends
@@ -113,6 +116,11 @@ struct mitm *mitm_start(struct event_base *base, const struct mitm_config *cfg,
 void mitm_stop(struct mitm *m);
 /* The plain bytes the sandbox sent and received so far. */
 void mitm_bytes(const struct mitm *m, uint64_t *up, uint64_t *down);
+/* Makes OpenSSL wipe every block it frees (common/wipe.h): its record
+ * buffers hold what a terminated connection carries, secrets' values among
+ * it. Before any other OpenSSL call; -1 when too late. */
+int mitm_wipe_openssl_memory(void);
+
 /* Closes both sides and frees M; NULL is fine. */
 void mitm_free(struct mitm *m);
 

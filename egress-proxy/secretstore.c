@@ -104,6 +104,18 @@ secretstore_map(struct secretstore *s, const struct secretstore_entry *e, size_t
 	return 0;
 }
 
+/* A lower-case copy of S (host names compare so). */
+static char *
+secretstore_lower(const char *s)
+{
+	char *c = strdup(s);
+
+	for (char *p = c; p != NULL && *p != '\0'; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p | 0x20);
+	return c;
+}
+
 /* "host:port" of entry E's host H into IT. */
 static int
 secretstore_host(struct secretstore_item *it, const char *hostport, char **err)
@@ -117,7 +129,7 @@ secretstore_host(struct secretstore_item *it, const char *hostport, char **err)
 	port = strtoul(colon + 1, &end, 10);
 	if (*end != '\0' || port == 0 || port > 65535)
 		return reason_set(err, "secret host '%s' has no port 1-65535", hostport);
-	if ((it->hostports[it->nhosts] = strdup(hostport)) == NULL ||
+	if ((it->hostports[it->nhosts] = secretstore_lower(hostport)) == NULL ||
 	    (it->hostnames[it->nhosts] = strndup(hostport, (size_t)(colon - hostport))) == NULL) {
 		free(it->hostports[it->nhosts]);
 		return reason_set(err, "out of memory");
@@ -194,8 +206,10 @@ secretstore_new(const struct secretstore_entry *e, size_t n, char **err)
 		if (secretstore_item(it, &e[i], err) == -1)
 			goto fail;
 		secretstore_forms(it, e[i].value, s->values, &at);
+		/* A secret goes to its hosts on their ports alone: the proxy
+		 * names a connection's "host:port" (mitm.h). */
 		s->view[i] = (struct secretsub_secret){ it->name, it->echoes[0], it->placeholder,
-		    (const char *const *)it->hostnames, it->nhosts,
+		    (const char *const *)it->hostports, it->nhosts,
 		    (const char *const *)it->headers, it->nheaders,
 		    it->echoes, it->echo_lens, it->nechoes };
 	}

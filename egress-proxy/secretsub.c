@@ -32,17 +32,27 @@ secretsub_random_of(const char *alphabet, unsigned n, char *out)
 	return 0;
 }
 
+/* A random character of C's kind: a digit, a lower or upper-case letter, or
+ * a symbol. The separators token formats are built of ('-', '_', '.': a
+ * JWT's dots, a Slack token's dashes) stay where they are; every other
+ * symbol is drawn from symbols that need no quoting in a header or a
+ * variable, so a placeholder tells nothing of the value's own. */
 static int
 secretsub_random_like(char c, char *out)
 {
+	static const char symbols[] = "!#$%&*+=?@^~";
+
 	if (c >= '0' && c <= '9')
 		return secretsub_random_of("0123456789", 10, out);
 	if (c >= 'A' && c <= 'Z')
 		return secretsub_random_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 26, out);
 	if (c >= 'a' && c <= 'z')
 		return secretsub_random_of("abcdefghijklmnopqrstuvwxyz", 26, out);
-	*out = c;
-	return 0;
+	if (c == '-' || c == '_' || c == '.') {
+		*out = c;
+		return 0;
+	}
+	return secretsub_random_of(symbols, sizeof(symbols) - 1, out);
 }
 
 /* The prefixes kept as they are: token formats tools check, and that say

@@ -32,7 +32,8 @@ struct secretsub_secret {
 	const char *name;                       /* "gh" */
 	const char *value;                      /* the real one */
 	const char *placeholder;                /* what the sandbox holds */
-	const char *const *hosts;               /* where it may go: names, no port */
+	const char *const *hosts;               /* where it may go, as the caller names a
+						 * connection (the proxy: "host:port") */
 	size_t nhosts;
 	const char *const *headers;             /* in which request headers ("Authorization") */
 	size_t nheaders;
@@ -56,7 +57,8 @@ size_t secretsub_echo_form(const char *value, unsigned i, char *out, size_t size
 /* A placeholder of VALUE's shape into OUT (SIZE bytes): its prefix when it
  * is a known token format's ("gho_", "github_pat_", "pypi-"; any other
  * leading text is the value's own), then for each character a random one
- * of its kind (digit, lower, upper; others kept), at least
+ * of its kind (digit, lower, upper, symbol; the separators '-', '_' and
+ * '.' kept), at least
  * SECRETSUB_RANDOM_MIN random ones (a shorter value gets a longer
  * placeholder). -1 when VALUE is empty, over the maximum, or holds bytes
  * outside printable ASCII. */

@@ -579,27 +579,47 @@ session_limit_body(struct session *s, const struct http_request *req, size_t hea
 	relay_limit_client(&s->relay, allowed - s->in_len);
 }
 
+/* True when the header H of BUF says how the connection goes on: it is
+ * the proxy's to say (one request per connection). */
+static bool
+session_hop_header(const char *buf, const struct http_header *h)
+{
+	static const char *const hop[] = { "Connection", "Proxy-Connection", "Keep-Alive" };
+
+	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		if (h->name.len == strlen(hop[i]) &&
+		    strncasecmp(buf + h->name.off, hop[i], h->name.len) == 0)
+			return true;
+	return false;
+}
+
 /* Sends a plain-HTTP request upstream in origin form, as one request on
- * its own connection; the client's body bytes already read follow it. */
+ * its own connection (Connection: close, so that the upstream's end is the
+ * client's: a second request on it would otherwise wait for an answer
+ * that never comes); the client's body bytes already read follow it. */
 static int
 session_forward_head(struct session *s)
 {
 	const struct http_request *req = s->req;
 	const char *buf = (const char *)s->in;
+	const struct http_span *target = s->mode == LEDGER_MODE_FORWARD ? &req->path : &req->target;
 	char line[PROXY_HEADER_MAX_BYTES + 512];
 	int n;
 
-	n = snprintf(line, sizeof(line), "%s %s%.*s HTTP/1.%u\r\n%.*s%s",
+	n = snprintf(line, sizeof(line), "%s %s%.*s HTTP/1.%u\r\n",
 	    http_method_name(req->method),
-	    req->path.len == 0 || buf[req->path.off] == '?' ? "/" : "",
-	    (int)req->path.len, buf + req->path.off, req->version_minor,
-	    (int)req->fields.len, buf + req->fields.off,
-	    req->has_host_header ? "" : "");
+	    target->len == 0 || buf[target->off] == '?' ? "/" : "",
+	    (int)target->len, buf + target->off, req->version_minor);
+	for (size_t i = 0; i < req->nheaders && n > 0 && (size_t)n < sizeof(line); i++)
+		if (!session_hop_header(buf, &req->headers[i]))
+			n += snprintf(line + n, sizeof(line) - (size_t)n, "%.*s: %.*s\r\n",
+			    (int)req->headers[i].name.len, buf + req->headers[i].name.off,
+			    (int)req->headers[i].value.len, buf + req->headers[i].value.off);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return -1;
 	if (!req->has_host_header)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, "Host: %s\r\n", s->host);
-	n += snprintf(line + n, sizeof(line) - (size_t)n, "\r\n");
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "Connection: close\r\n\r\n");
 	if ((size_t)n >= sizeof(line))
 		return -1;
 	if (relay_push_upstream(&s->relay, line, (size_t)n) == -1)
@@ -779,13 +799,12 @@ session_on_connected(struct session *s)
 	}
 	session_init_relay(s);
 	if (s->mode == LEDGER_MODE_FORWARD || s->transparent) {
-		if (s->mode == LEDGER_MODE_FORWARD && session_forward_head(s) == -1) {
+		/* Plain HTTP either way: its head as the proxy writes it. */
+		if ((s->mode == LEDGER_MODE_FORWARD || s->mode == LEDGER_MODE_HTTP) &&
+		    session_forward_head(s) == -1) {
 			session_fail(s, 502, "request_not_forwarded");
 			return;
 		}
-		/* Transparent: the client's own bytes go on as they came. */
-		if (s->mode == LEDGER_MODE_HTTP)
-			session_limit_body(s, s->req, s->req->head_len);
 		session_enter_relay(s, false);
 		return;
 	}

@@ -16,6 +16,7 @@
 #define SECRET_ENV_MAX 4                /* variables that hold its placeholder */
 #define SECRET_HEADERS_MAX 4            /* request headers it may go in */
 #define SECRET_KINDS_MAX 16             /* corrald.yaml's secrets */
+#define SECRET_PER_SANDBOX_MAX 16       /* --secret options of one sandbox */
 #define SECRET_VALUE_MAX_BYTES 4096     /* as the proxy swaps them (SECRETSUB_VALUE_MAX_BYTES) */
 #define SECRET_FROM_MAX_BYTES 1024      /* a source's text */
 #define SECRET_GH_HOSTS_MAX_BYTES (64 * 1024)   /* gh's hosts.yml, read whole */

@@ -26,8 +26,8 @@ cli_secrets_add(struct cli_secrets *s, const char *spec)
 	size_t len = eq != NULL ? (size_t)(eq - spec) : strlen(spec);
 	char name[64];
 
-	if (s->n == SECRETSUB_MAX)
-		return cli_fail("too many --secret options (at most %d)", SECRETSUB_MAX);
+	if (s->n == SECRET_PER_SANDBOX_MAX)
+		return cli_fail("too many --secret options (at most %d)", SECRET_PER_SANDBOX_MAX);
 	if (len == 0 || len >= sizeof(name))
 		return cli_fail("--secret needs a secret's name (gh, or one of the daemon's "
 		    "configured secrets: see `corral help sandbox create`)");

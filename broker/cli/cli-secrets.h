@@ -9,17 +9,17 @@
 #include <stddef.h>
 
 #include "common/wire.h"
-#include "egress-proxy/secretsub.h"
+#include "policy/secret.h"
 
 struct cli;
 
 struct cli_secrets {
 	size_t n;
-	const char *specs[SECRETSUB_MAX];       /* as given: NAME or NAME=SOURCE */
-	char *names[SECRETSUB_MAX];
-	char *values[SECRETSUB_MAX];            /* read; wiped by cli_secrets_clear */
-	Corral__SecretValue msgs[SECRETSUB_MAX];
-	Corral__SecretValue *ptrs[SECRETSUB_MAX];
+	const char *specs[SECRET_PER_SANDBOX_MAX];       /* as given: NAME or NAME=SOURCE */
+	char *names[SECRET_PER_SANDBOX_MAX];
+	char *values[SECRET_PER_SANDBOX_MAX];            /* read; wiped by cli_secrets_clear */
+	Corral__SecretValue msgs[SECRET_PER_SANDBOX_MAX];
+	Corral__SecretValue *ptrs[SECRET_PER_SANDBOX_MAX];
 };
 
 /* Notes one --secret SPEC; its exit status on a usage error. */

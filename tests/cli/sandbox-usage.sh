@@ -124,7 +124,7 @@ print(d["roots"][1], d["mounts"][0], d["labels"])
 print(d["runner"], d["network"])
 print(d["credentials"], d["limits"], d["created_at"], d["missing_layers"])
 ' "$tmp/get.json")
-check_eq "get --json has the fields of corral(1)" "['name', 'state', 'enforcement', 'missing_layers', 'profile', 'roots', 'mounts', 'labels', 'session_id', 'agent', 'machine_id', 'runner', 'network', 'credentials', 'created_at', 'run_as', 'cwd', 'home', 'limits']
+check_eq "get --json has the fields of corral(1)" "['name', 'state', 'enforcement', 'missing_layers', 'profile', 'roots', 'mounts', 'labels', 'session_id', 'agent', 'machine_id', 'runner', 'network', 'credentials', 'secrets', 'created_at', 'run_as', 'cwd', 'home', 'limits']
 {'path': '/srv/ref', 'writable': False} {'type': 'bind', 'source': '/usr', 'target': '/usr', 'read_only': True} {'team': 'red'}
 {'os': 'linux', 'kernel': '6.1.0', 'landlock_abi': 3} {'gateway': '10.231.0.1', 'proxy': 'http://10.231.0.1:3128', 'dns': '10.231.0.1'}
 [{'name': 'gh', 'hosts': ['api.github.com:443', 'github.com:443'], 'copied': [], 'skipped': []}] [{'name': 'pids', 'value': 512, 'source': 'request', 'controller': 'v1'}, {'name': 'memory', 'value': 3221225472, 'source': 'default', 'controller': 'v1'}, {'name': 'tmpfs', 'value': 805306368, 'source': 'default', 'controller': 'tmpfs'}] 2025-11-29T17:58:31.123456Z ['landlock abi 6']" "$shape"

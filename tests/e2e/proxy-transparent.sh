@@ -54,6 +54,9 @@ out=$(agent_curl https://github.com/zen)
 check_eq "TLS to an allowed name passes, named by its SNI" "$TB_ZEN" "$out"
 out=$(agent_curl http://github.com/zen)
 check_eq "plain HTTP to an allowed name passes, named by its Host" "$TB_ZEN" "$out"
+out=$(agent_curl -w ' %{num_connects}' http://github.com/zen http://github.com/zen)
+check_eq "and a second request after it is answered too, on a connection of its own" \
+	"$TB_ZEN 1$TB_ZEN 1" "$(echo "$out" | tr -d '\n')"
 code=$(agent_curl -o /dev/null -w '%{http_code}' https://example.com/)
 check_eq "TLS to an unlisted name never connects" 000 "$code"
 code=$(agent_curl -o /dev/null -w '%{http_code}' http://example.com/)

@@ -103,6 +103,9 @@ out=$(printf 'GET http://github.com/zen HTTP/1.1\r\nHost: github.com\r\n\r\nGET 
 	tb_exec_host socat -t 3 - "TCP:127.0.0.1:$port")
 check_contains "a forwarded request is answered" "$out" "$TB_ZEN"
 check_lacks "a second request pipelined on the connection goes nowhere" "$out" "evil.com"
+out=$(via_proxy -w ' %{num_connects}' http://github.com/zen http://github.com/zen)
+check_eq "two plain requests in a row both answered: the upstream closes after one, the client opens another" \
+	"$TB_ZEN 1$TB_ZEN 1" "$(echo "$out" | tr -d '\n')"
 
 out=$(tb_exec_host openssl s_client -proxy "127.0.0.1:$port" -connect github.com:443 \
 	-servername evil.com -CAfile "$ca" </dev/null 2>&1 | head -40)
@@ -123,7 +126,7 @@ big=$(via_proxy -o /dev/null -w '%{size_download}' https://github.com/big)
 check_eq "a 1 MiB body passes whole" "$TB_BIG_BYTES" "$big"
 
 # Denials, straight from memory.
-since=$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
+since=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
 raw_connect pypi.org:443 >/dev/null
 out=$(tb_exec_host "$corral" --socket "$sock" denials host --since "$since" --json)
 check_contains "denials lists what was just refused" "$out" '"host":"pypi.org","port":443'

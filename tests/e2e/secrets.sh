@@ -154,6 +154,9 @@ check_eq "in a plain HTTP request the proxy reads, refused" 403 "$code"
 code=$(inside sh -c 'curl -sS --max-time 5 -o /dev/null -w "%{http_code}" --proxy-header "Proxy-Authorization: Bearer $GH_TOKEN" https://pypi.org/' 2>/dev/null)
 check "in a CONNECT head toward a pass-through host, refused" [ "$code" != 200 ]
 check_eq "none of them reached a server" "$before" "$(grep -c "" "$auth_log")"
+inside sh -c 'getent hosts "$GH_TOKEN.github.com"' >/dev/null 2>&1
+check "a placeholder in a DNS name is refused too, as secret_misuse" corral_ledger_wait \
+	event=dns reason=secret_misuse
 check "the ledger records each as secret_misuse" python3 -c '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FUZZ_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #define FUZZ_INPUT_MAX_BYTES (256 * 1024)
 
-static const char *const hosts[] = { FUZZ_HOST };
+static const char *const hosts[] = { FUZZ_HOST ":443" };
 static const char *const auth[] = { "Authorization" };
 static const struct secretsub_secret secret = { "gh", FUZZ_VALUE, FUZZ_PLACEHOLDER, hosts, 1,
 	auth, 1, NULL, NULL, 0 };

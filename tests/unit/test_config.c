@@ -768,7 +768,7 @@ test_secrets_are_read(void **state)
 	    "    env: [NPM_TOKEN]\n"
 	    "  - name: pypi\n"
 	    "    from: file:${HOME}/.pypi-token\n"
-	    "    hosts: [upload.pypi.org:443, test.pypi.org:443]\n"
+	    "    hosts: [upload.pypi.org:443, Test.PyPI.org.:443]\n"
 	    "    headers: [Authorization, X-Api-Key]\n"), 0);
 	assert_int_equal(cfg->nsecrets, 2);
 	assert_string_equal(cfg->secrets[0].name, "npm");
@@ -777,6 +777,8 @@ test_secrets_are_read(void **state)
 	assert_string_equal(cfg->secret_kinds[0].env[0], "NPM_TOKEN");
 	assert_int_equal(cfg->secret_kinds[0].nheaders, 0);
 	assert_int_equal(cfg->secret_kinds[1].nhosts, 2);
+	/* Kept as the proxy names a host: lower case, no trailing dot. */
+	assert_string_equal(cfg->secret_kinds[1].hosts[1], "test.pypi.org:443");
 	assert_string_equal(cfg->secret_kinds[1].headers[1], "X-Api-Key");
 	assert_false(cfg->secret_kinds[1].builtin);
 }
@@ -799,6 +801,8 @@ test_bad_secrets_are_refused_with_their_place(void **state)
 	    "env: [LD_PRELOAD]}\n", 2, 62, "is the dynamic loader's");
 	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
 	    "env: [PATH]}\n", 2, 62, "one the sandbox's commands need");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
+	    "env: [no_proxy]}\n", 2, 62, "one the sandbox's commands need");
 	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
 	    "headers: [Host]}\n", 2, 66, "frames or routes the request");
 	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443]}\n"

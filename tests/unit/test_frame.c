@@ -14,15 +14,17 @@
 
 #include "common/frame.h"
 
-void *__real_realloc(void *p, size_t size);
-void *__wrap_realloc(void *p, size_t size);
+/* The decoder grows a payload with malloc (the old block is wiped, never
+ * realloc'd): each growth is one call here. */
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
 
-static size_t realloc_calls;		/* reallocs since the last counting_reset() */
+static size_t realloc_calls;		/* growths since the last counting_reset() */
 static size_t realloc_largest;		/* the largest size asked for since then */
-static int realloc_fail_next;		/* make the next realloc return NULL */
+static int realloc_fail_next;		/* make the next growth fail */
 
 void *
-__wrap_realloc(void *p, size_t size)
+__wrap_malloc(size_t size)
 {
 	realloc_calls++;
 	if (size > realloc_largest)
@@ -31,7 +33,7 @@ __wrap_realloc(void *p, size_t size)
 		realloc_fail_next = 0;
 		return NULL;
 	}
-	return __real_realloc(p, size);
+	return __real_malloc(size);
 }
 
 static void

@@ -51,7 +51,7 @@
 #define TEXT_MAX 8192
 #define MITM_TEST_LONG 3000             /* a target past what is judged (2048) */
 
-static const char *const hosts[] = { HOST };
+static const char *const hosts[] = { HOST ":443" };
 static const char *const auth[] = { "Authorization" };
 
 /* What one test sets up and what its peers saw. */
@@ -87,6 +87,7 @@ struct bed {
 	int end_err;                    /* how that ended (SSL_get_error) */
 	char tail[TEXT_MAX];
 	SSL_CTX *upstream_server_ctx;   /* kept across runs: its tickets resume */
+	uint16_t port;                  /* the connection's (443) */
 	bool upstream_resumed;          /* the upstream's handshake resumed a session */
 };
 
@@ -336,6 +337,7 @@ setup(void **state)
 	bed.cfg = (struct mitm_config){ bed.sandbox_ca, bed.server_ctx, bed.upstream_ctx,
 	    &bed.secret, 1 };
 	bed.upstream_trusted = true;
+	bed.port = 443;
 	return 0;
 }
 
@@ -378,7 +380,7 @@ run(void)
 		assert_int_equal(poll(&p, 1, 5000), 1);
 		assert_true((early_len = recv(c[0], early, sizeof(early), 0)) > 0);
 	}
-	bed.m = mitm_start(bed.base, &bed.cfg, HOST, 443, c[0], early, (size_t)early_len, u[0],
+	bed.m = mitm_start(bed.base, &bed.cfg, HOST, bed.port, c[0], early, (size_t)early_len, u[0],
 	    &hooks, &err);
 	if (bed.m == NULL)
 		fail_msg("mitm_start: %s", err);
@@ -576,6 +578,26 @@ test_a_value_echoed_back_never_reaches_the_client(void **state)
 	/* Not even the half that came first. */
 	assert_null(strstr(bed.answers[0], "REALVALUE"));
 	free(echo);
+}
+
+/* A secret goes to its host on its port alone: the same name on another
+ * port the policy terminates is another place, and the value never goes. */
+static void
+test_a_secret_goes_to_its_hosts_port_alone(void **state)
+{
+	char *r;
+
+	(void)state;
+	assert_true(asprintf(&r, "GET /user HTTP/1.1\r\nHost: " HOST ":8443\r\n"
+	    "Authorization: Bearer %s\r\n\r\n", bed.placeholder) > 0);
+	bed.port = 8443;
+	bed.requests[0] = r;
+	bed.nrequests = 1;
+	run();
+	assert_int_equal(bed.nseen, 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"secret_misuse\""));
+	assert_string_equal(bed.misused, "gh");
+	free(r);
 }
 
 /* A second connection to the host resumes the first one's upstream session
@@ -829,6 +851,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_a_value_echoed_back_never_reaches_the_client,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_secret_goes_to_its_hosts_port_alone, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_a_second_connection_resumes_the_upstream_session,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_value_cut_by_a_chunk_boundary_never_reaches_the_client,

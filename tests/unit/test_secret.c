@@ -191,7 +191,7 @@ test_store_keeps_values_locked_with_placeholders(void **state)
 	assert_int_equal(strlen(v[0].placeholder), strlen(GH_VALUE));
 	assert_memory_equal(v[0].placeholder, "gho_", 4);
 	assert_string_not_equal(v[0].placeholder, GH_VALUE);
-	assert_string_equal(v[0].hosts[1], "github.com");
+	assert_string_equal(v[0].hosts[1], "github.com:443");
 	assert_string_equal(v[0].headers[0], "Authorization");
 	assert_string_equal(v[1].headers[0], "X-Api-Key");
 	/* The value and its base64 at three alignments, in the store too. */

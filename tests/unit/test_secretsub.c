@@ -112,6 +112,29 @@ test_a_short_value_gets_enough_randomness(void **state)
 	assert_true(strlen(ph) >= SECRETSUB_RANDOM_MIN + 2);
 }
 
+/* A value's symbols tell nothing: each becomes a random symbol; only the
+ * separators of token formats stay. */
+static void
+test_symbols_are_drawn_anew(void **state)
+{
+	static const char value[] = "}{[]!@#$%^&*()-+=~<>?/|:;,.";
+	char ph[SECRETSUB_PLACEHOLDER_MAX_BYTES];
+	size_t same = 0;
+
+	(void)state;
+	assert_int_equal(secretsub_placeholder(value, ph, sizeof(ph)), 0);
+	for (size_t i = 0; i < sizeof(value) - 1; i++) {
+		assert_true(strchr("!#$%&*+=?@^~-_.", ph[i]) != NULL);
+		if (value[i] == '-' || value[i] == '.')
+			assert_int_equal(ph[i], value[i]);
+		else
+			same += ph[i] == value[i];
+	}
+	/* Twelve symbols to draw from: a few match by chance, never most. */
+	assert_true(same < 12);
+	assert_null(strstr(ph, "}{[]"));
+}
+
 static void
 test_values_that_cannot_be_headers_are_refused(void **state)
 {
@@ -313,6 +336,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_placeholder_has_the_values_shape),
+		cmocka_unit_test(test_symbols_are_drawn_anew),
 		cmocka_unit_test(test_a_short_value_gets_enough_randomness),
 		cmocka_unit_test(test_values_that_cannot_be_headers_are_refused),
 		cmocka_unit_test(test_the_value_goes_in_its_header_toward_its_host),
