@@ -185,7 +185,17 @@ found=$(grep -rl -e "$GH_REAL" -e "$NPM_REAL" "$TB_DIR/state" "$TB_DIR/log" 2>/d
 	grep -v "/log/nginx" | head -3)
 check_eq "nothing corrald wrote (state, registry, ledger, logs) holds a real value" "" "$found"
 
+# The broker: the one corrald process of the user corral.
+broker=$(pgrep -u corral -x corrald | head -1)
+check_eq "the broker holds each value once, in the sandbox's locked memory" "1 1" \
+	"$(python3 "$top_srcdir/tests/e2e/lib/memscan.py" "$broker" "$GH_REAL" "$NPM_REAL" | tr '\n' ' ' |
+	sed 's/ $//')"
+check "and that memory is locked" sh -c 'awk "/^VmLck:/ { exit !(\$2 > 0) }" "/proc/$1/status"' _ \
+	"$broker"
 corral sandbox delete sec >/dev/null
 check_eq "the sandbox's copies go with it" "" \
 	"$(grep -rl "$GH_REAL" "$TB_DIR/state" 2>/dev/null)"
+check_eq "and no copy of either value is left in the broker's memory" "0 0" \
+	"$(python3 "$top_srcdir/tests/e2e/lib/memscan.py" "$broker" "$GH_REAL" "$NPM_REAL" | tr '\n' ' ' |
+	sed 's/ $//')"
 tap_done
