@@ -185,8 +185,9 @@ found=$(grep -rl -e "$GH_REAL" -e "$NPM_REAL" "$TB_DIR/state" "$TB_DIR/log" 2>/d
 	grep -v "/log/nginx" | head -3)
 check_eq "nothing corrald wrote (state, registry, ledger, logs) holds a real value" "" "$found"
 
-# The broker: the one corrald process of the user corral.
-broker=$(pgrep -u corral -x corrald | head -1)
+# The broker: this bed's corrald (it runs as the user corral; its monitor
+# is its child). Not by name: beds of other tests run beside this one.
+broker=$(tb_pid corrald)
 check_eq "the broker holds each value once, in the sandbox's locked memory" "1 1" \
 	"$(python3 "$top_srcdir/tests/e2e/lib/memscan.py" "$broker" "$GH_REAL" "$NPM_REAL" | tr '\n' ' ' |
 	sed 's/ $//')"
