@@ -58,12 +58,16 @@ struct h2_stream {
 	int32_t uid;                    /* toward the upstream; 0: never sent there */
 	struct h2_headers req, resp, trailers;
 	bool resp_final;                /* the final response's head came (not a 1xx) */
+	bool resp_held;                 /* and waits for the request's body to end */
+	bool resp_held_end;             /* it ended the stream */
 	struct evbuffer *up;            /* the request's body, for the upstream */
 	bool up_end;                    /* the sandbox sent all of it */
 	struct evbuffer *scan;          /* the response's body, searched */
 	struct evbuffer *down;          /* and then for the sandbox */
 	bool down_end;                  /* all of it came */
 	bool answered;                  /* by the proxy itself */
+	bool body_refused;              /* a placeholder in its body: the rest goes nowhere */
+	struct secretsub_scan *body_scan;       /* made at its body's first byte */
 	bool head_request;
 	bool closed_c, closed_u;        /* each session is done with it */
 	struct h2_stream *next;
@@ -159,6 +163,7 @@ h2_stream_free(struct h2_stream *st)
 	evbuffer_free(st->up);
 	evbuffer_free(st->scan);
 	evbuffer_free(st->down);
+	secretsub_scan_free(st->body_scan);
 	free(st);
 }
 
@@ -538,6 +543,8 @@ h2_request(struct h2_stream *st, bool end_stream)
 
 /* --- The sandbox's session ---------------------------------------------- */
 
+static void h2_response_release(struct h2_stream *st);
+
 static int
 h2_c_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void *arg)
 {
@@ -583,10 +590,41 @@ h2_c_frame(nghttp2_session *s, const nghttp2_frame *frame, void *arg)
 	}
 	if ((frame->hd.type == NGHTTP2_DATA || frame->hd.type == NGHTTP2_HEADERS) && end) {
 		st->up_end = true;
-		if (st->uid > 0)
+		if (st->uid > 0 && !st->body_refused)
 			nghttp2_session_resume_data(st->h->u, st->uid);
+		if (st->resp_held && !st->body_refused)
+			h2_response_release(st);
 	}
 	return 0;
+}
+
+/* A placeholder of WHICH in ST's request body, among the bytes not yet
+ * sent: the stream is refused, the upstream's cancelled; the connection's
+ * other streams go on. */
+static void
+h2_body_refuse(struct h2_stream *st, const char *which)
+{
+	const struct h2_header *mh = h2_headers_get(&st->req, ":method");
+	const struct h2_header *ph = h2_headers_get(&st->req, ":path");
+	const char *method = mh != NULL ? mh->value : "-", *path = ph != NULL ? ph->value : "-";
+
+	size_t held = evbuffer_get_length(st->up);
+
+	st->body_refused = true;
+	evbuffer_drain(st->up, held);
+	nghttp2_session_consume(st->h->c, st->cid, held);       /* as if sent */
+	(void)mitm_tell(st->h->m, method, path, "secret_misuse", which, 403, 0);
+	if (!st->closed_u)
+		nghttp2_submit_rst_stream(st->h->u, NGHTTP2_FLAG_NONE, st->uid, NGHTTP2_CANCEL);
+	if (!st->answered && (!st->resp_final || st->resp_held)) {
+		/* Nothing of the upstream's answer went: the proxy's takes its place. */
+		evbuffer_drain(st->scan, evbuffer_get_length(st->scan));
+		evbuffer_drain(st->down, evbuffer_get_length(st->down));
+		st->resp_held = false;
+		h2_answer(st, 403, "secret_misuse", method, path);
+	}
+	else if (!st->closed_c)
+		nghttp2_submit_rst_stream(st->h->c, NGHTTP2_FLAG_NONE, st->cid, NGHTTP2_CANCEL);
 }
 
 static int
@@ -594,14 +632,23 @@ h2_c_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, si
     void *arg)
 {
 	struct h2_stream *st = nghttp2_session_get_stream_user_data(s, id);
+	const char *which;
+	bool failed = false;
 
 	(void)flags;
 	(void)arg;
 	/* A refused request's body goes nowhere: its window opens at once. */
-	if (st == NULL || st->uid <= 0) {
+	if (st == NULL || st->uid <= 0 || st->body_refused) {
 		nghttp2_session_consume(s, id, len);
 		return 0;
 	}
+	if ((which = mitm_body_misuse(st->h->m, &st->body_scan, data, len, &failed)) != NULL) {
+		nghttp2_session_consume(s, id, len);
+		h2_body_refuse(st, which);
+		return 0;
+	}
+	if (failed)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	if (evbuffer_add(st->up, data, len) == -1)
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	nghttp2_session_resume_data(st->h->u, st->uid);
@@ -684,6 +731,14 @@ h2_response(struct h2_stream *st, bool end_stream)
 		return;
 	}
 	st->resp_final = true;
+	/* Before the request's body ended, when a placeholder may be in it,
+	 * it waits for that end: the sandbox must not read a success for a
+	 * request refused at its body's last byte. */
+	if (!st->up_end && m->cfg->nsecrets > 0) {
+		st->resp_held = true;
+		st->resp_held_end = end_stream;
+		return;
+	}
 	if (m->nechoes > 0 && !end_stream && h2_coded(&st->resp)) {
 		nghttp2_submit_rst_stream(st->h->u, NGHTTP2_FLAG_NONE, st->uid, NGHTTP2_CANCEL);
 		h2_answer(st, 502, "upstream_body_encoded", "-", "-");
@@ -692,6 +747,18 @@ h2_response(struct h2_stream *st, bool end_stream)
 	st->down_end = end_stream;
 	n = h2_nv_of(&st->resp, nv, H2_HEADERS_MAX);
 	(void)nghttp2_submit_response(st->h->c, st->cid, nv, n, end_stream ? NULL : &prd);
+}
+
+/* The request's body has ended: the response held for it goes on, with
+ * what of its body came meanwhile. */
+static void
+h2_response_release(struct h2_stream *st)
+{
+	st->resp_held = false;
+	st->resp_final = false;
+	h2_response(st, st->resp_held_end);
+	if (!st->answered && st->resp_final)
+		nghttp2_session_resume_data(st->h->c, st->cid);
 }
 
 static int

@@ -19,6 +19,7 @@ struct evbuffer;
 struct evbuffer_cb_entry;
 struct event;
 struct mitm_h2;
+struct secretsub_scan;
 
 #define MITM_ALPN "\x08http/1.1"
 #define MITM_ANSWER_MAX_BYTES 2048
@@ -78,6 +79,7 @@ struct mitm {
 	struct evbuffer *scan;
 	bool rechunk;                   /* the scan holds a chunked body's content: */
 					/* it goes out in chunks of ours */
+	struct secretsub_scan *body_scan;       /* placeholders in a request's body */
 	struct event *idle;
 	struct timeval active;          /* the last byte either way */
 	/* ALPN: what the sandbox's hello offered, and what both sides speak. */
@@ -107,6 +109,13 @@ bool mitm_echo_in(const struct mitm *m, const void *data, size_t len);
 /* The longest end of DATA (LEN bytes) that begins some form: bytes that
  * wait for the next ones before they may go. */
 size_t mitm_echo_partial(const struct mitm *m, const void *data, size_t len);
+/* Searches the next LEN bytes at DATA of a request's body (its search
+ * *SC, made at first use; reset it for each body) for the sandbox's
+ * placeholders: the misused secret's name, or NULL. A placeholder may go
+ * in no body (secretsub.h): the caller refuses the request before those
+ * bytes go on. Out of memory the connection ends and *FAILED is set. */
+const char *mitm_body_misuse(struct mitm *m, struct secretsub_scan **sc, const void *data,
+    size_t len, bool *failed);
 /* The sandbox's own HOST:PORT check: NAME (LEN bytes, a Host or :authority)
  * names M's host, and its port when it gives one. */
 bool mitm_authority_is_ours(const struct mitm *m, const char *name, size_t len);

@@ -26,6 +26,7 @@
 #include "egress-proxy/http.h"
 #include "egress-proxy/mitm.h"
 #include "egress-proxy/mitm-int.h"
+#include "egress-proxy/secretsub.h"
 #include "egress-proxy/tls.h"
 #include "egress-proxy/tlsca.h"
 
@@ -394,6 +395,7 @@ mitm_free(struct mitm *m)
 		event_free(m->idle);
 	if (m->scan != NULL)
 		evbuffer_free(m->scan);
+	secretsub_scan_free(m->body_scan);
 	for (size_t i = 0; i < m->nechoes; i++) {
 		if (!m->echo_owned[i])
 			continue;
@@ -607,22 +609,19 @@ mitm_tell(struct mitm *m, const char *method, const char *target, const char *re
 
 /* --- Moving bytes -------------------------------------------------------- */
 
-/* Moves the bytes of the message body B that FROM holds to TO (NULL:
- * dropped). True once the body has ended; *BROKEN when its framing is. */
-static bool
-mitm_move_body(struct mitm_body *b, struct evbuffer *from, struct evbuffer *to,
-    uint64_t *count, bool *broken)
+/* How many of the bytes FROM holds belong to the message body B, its
+ * state moved past them; *BROKEN when its framing is. */
+static size_t
+mitm_body_take(struct mitm_body *b, struct evbuffer *from, bool *broken)
 {
 	size_t avail = evbuffer_get_length(from), n = 0;
 
-	if (b->kind == H1_BODY_NONE)
-		return true;
 	if (b->kind == H1_BODY_LENGTH) {
 		n = avail < b->left ? avail : (size_t)b->left;
 		b->left -= n;
 	} else if (b->kind == H1_BODY_UNTIL_CLOSE) {
 		n = avail;
-	} else {
+	} else if (b->kind == H1_BODY_CHUNKED) {
 		struct evbuffer_iovec v[8];
 		int nv = evbuffer_peek(from, (ev_ssize_t)avail, NULL, v, 8);
 
@@ -631,18 +630,95 @@ mitm_move_body(struct mitm_body *b, struct evbuffer *from, struct evbuffer *to,
 
 			if (got < 0) {
 				*broken = true;
-				return false;
+				return 0;
 			}
 			n += (size_t)got;
 		}
 	}
+	return n;
+}
+
+/* True once the message body B has ended. */
+static bool
+mitm_body_done(const struct mitm_body *b)
+{
+	return b->kind == H1_BODY_NONE || (b->kind == H1_BODY_LENGTH && b->left == 0) ||
+	    (b->kind == H1_BODY_CHUNKED && h1_chunked_done(&b->chunked));
+}
+
+/* Moves N bytes of FROM to TO (NULL: dropped), counted in *COUNT. */
+static void
+mitm_move(struct evbuffer *from, struct evbuffer *to, size_t n, uint64_t *count)
+{
 	if (to != NULL)
 		evbuffer_remove_buffer(from, to, n);
 	else
 		evbuffer_drain(from, n);
 	*count += n;
-	return b->kind == H1_BODY_LENGTH ? b->left == 0 :
-	    b->kind == H1_BODY_CHUNKED && h1_chunked_done(&b->chunked);
+}
+
+/* Moves the bytes of the message body B that FROM holds to TO. True once
+ * the body has ended; *BROKEN when its framing is. */
+static bool
+mitm_move_body(struct mitm_body *b, struct evbuffer *from, struct evbuffer *to,
+    uint64_t *count, bool *broken)
+{
+	size_t n = mitm_body_take(b, from, broken);
+
+	if (*broken)
+		return false;
+	mitm_move(from, to, n, count);
+	return mitm_body_done(b);
+}
+
+const char *
+mitm_body_misuse(struct mitm *m, struct secretsub_scan **sc, const void *data, size_t len,
+    bool *failed)
+{
+	if (m->cfg->nsecrets == 0 || len == 0)
+		return NULL;
+	if (*sc == NULL && (*sc = secretsub_scan_new(m->cfg->secrets, m->cfg->nsecrets)) == NULL) {
+		*failed = true;
+		mitm_end(m, "out_of_memory");
+		return NULL;
+	}
+	return secretsub_scan_next(*sc, m->cfg->secrets, m->cfg->nsecrets, data, len);
+}
+
+/* Searches the first N bytes of IN, the request's body, for placeholders
+ * before they go: false when one was there (the request is refused, the
+ * connection closes: the upstream has its head already) or memory ran
+ * out. */
+static bool
+mitm_body_clean(struct mitm *m, struct evbuffer *in, size_t n)
+{
+	struct evbuffer_ptr at;
+	struct evbuffer_iovec v;
+	const char *which = NULL;
+	bool failed = false;
+
+	if (m->cfg->nsecrets == 0 || n == 0)
+		return true;
+	evbuffer_ptr_set(in, &at, 0, EVBUFFER_PTR_SET);
+	while (n > 0 && which == NULL && !failed &&
+	    evbuffer_peek(in, (ev_ssize_t)n, &at, &v, 1) >= 1) {
+		size_t len = v.iov_len < n ? v.iov_len : n;
+
+		which = mitm_body_misuse(m, &m->body_scan, v.iov_base, len, &failed);
+		n -= len;
+		if (evbuffer_ptr_set(in, &at, len, EVBUFFER_PTR_ADD) == -1)
+			break;
+	}
+	if (which == NULL)
+		return !failed;
+	(void)mitm_tell(m, m->method, m->target, "secret_misuse", which, 403, 0);
+	if (m->answered) {
+		mitm_end(m, "secret_misuse");
+		return false;
+	}
+	mitm_answer(m, 403, "secret_misuse", m->method, m->target, true);
+	mitm_close_after_write(m, "secret_misuse");
+	return false;
 }
 
 /* Moves the content of the chunked body the upstream's input IN holds
@@ -744,6 +820,7 @@ mitm_unfit(const uint8_t *head, const struct http_request *req, bool *websocket)
 }
 
 static void mitm_client_turn(struct mitm *m);
+static void mitm_upstream_turn(struct mitm *m);
 static void mitm_client_accept(struct mitm *m);
 
 /* True when REQ's Host is the connection's: its name, and its port when it
@@ -816,7 +893,8 @@ mitm_refusal(struct mitm *m, const uint8_t *head, const struct http_request *req
 /* The head in OUT asks for the body as it is, when what comes back is
  * searched for the secrets' values (a compressed body would hide them):
  * every Accept-Encoding line goes, and one asking for identity takes their
- * place. -1 when it does not fit. */
+ * place; a WebSocket's extensions go too (permessage-deflate would hide
+ * them in its frames). -1 when it does not fit. */
 static int
 mitm_ask_identity(struct buf *out)
 {
@@ -835,7 +913,9 @@ mitm_ask_identity(struct buf *out)
 			rc = buf_append(b, ask, sizeof(ask) - 1);
 			break;
 		}
-		if ((size_t)(eol - line) >= 16 && strncasecmp(line, "Accept-Encoding:", 16) == 0)
+		if (((size_t)(eol - line) >= 16 && strncasecmp(line, "Accept-Encoding:", 16) == 0) ||
+		    ((size_t)(eol - line) >= 25 &&
+		    strncasecmp(line, "Sec-WebSocket-Extensions:", 25) == 0))
 			continue;
 		if (buf_append(b, line, (size_t)(eol - line) + 2) == -1)
 			goto done;
@@ -935,6 +1015,8 @@ mitm_request(struct mitm *m, const uint8_t *head, const struct http_request *req
 	if (refused != NULL)
 		return mitm_refuse(m, method, target, refused, which, held);
 	m->stage = MITM_REQ_BODY;
+	if (m->body_scan != NULL)
+		secretsub_scan_reset(m->body_scan);
 	m->answered = false;
 	snprintf(m->method, sizeof(m->method), "%s", method);
 	snprintf(m->target, sizeof(m->target), "%.*s", MITM_TARGET_SHOWN_BYTES, target);
@@ -951,6 +1033,12 @@ mitm_await_response(struct mitm *m)
 	m->stage = MITM_RESP_HEAD;
 	if (m->cfg->response_ms > 0)
 		bufferevent_set_timeouts(m->upstream, &tv, NULL);
+	/* A final answer that came early was held for now (mitm_upstream_turn). */
+	if (m->cfg->nsecrets > 0) {
+		bufferevent_enable(m->upstream, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_input(m->upstream)) > 0)
+			mitm_upstream_turn(m);
+	}
 }
 
 /* The client's turn: as much of its input as the stage takes. */
@@ -1005,17 +1093,20 @@ mitm_client_turn(struct mitm *m)
 		}
 		case MITM_REQ_BODY:
 		case MITM_SKIP_BODY: {
-			bool skip = m->stage == MITM_SKIP_BODY, whole;
+			bool skip = m->stage == MITM_SKIP_BODY;
 			uint64_t ignored = 0;
+			size_t n = mitm_body_take(&m->body, in, &broken);
 
-			whole = mitm_move_body(&m->body, in, skip ? NULL :
-			    bufferevent_get_output(m->upstream), skip ? &ignored : &m->up, &broken);
 			if (broken) {
 				mitm_end(m, "request_body_framing");
 				return;
 			}
+			if (!skip && !mitm_body_clean(m, in, n))
+				return;
+			mitm_move(in, skip ? NULL : bufferevent_get_output(m->upstream), n,
+			    skip ? &ignored : &m->up);
 			mitm_pace(m->client, m->upstream);
-			if (!whole)
+			if (!mitm_body_done(&m->body))
 				return;
 			if (!skip) {
 				mitm_await_response(m);
@@ -1091,6 +1182,13 @@ mitm_upstream_turn(struct mitm *m)
 			if (m->scan != NULL && r.encoded) {
 				mitm_answer(m, 502, "upstream_body_encoded", m->method, m->target, true);
 				mitm_close_after_write(m, "upstream_body_encoded");
+				return;
+			}
+			/* A final answer before the body ended waits for its end when
+			 * a placeholder may be in it: the sandbox must not read a
+			 * success for a request refused at its body's last byte. */
+			if (early && !r.interim && m->cfg->nsecrets > 0) {
+				bufferevent_disable(m->upstream, EV_READ);
 				return;
 			}
 			m->down += r.head_len;

@@ -375,6 +375,82 @@ secretsub_find(const struct secretsub_secret *s, size_t n, const void *data, siz
 	return mask != 0 ? s[__builtin_ctz(mask)].name : NULL;
 }
 
+struct secretsub_scan {
+	size_t size;                    /* the longest placeholder's length, less one */
+	size_t len;                     /* the stream's last bytes, kept at the start of tail */
+	unsigned char tail[];           /* 2 * size: those, then the next piece's start */
+};
+
+struct secretsub_scan *
+secretsub_scan_new(const struct secretsub_secret *s, size_t n)
+{
+	struct secretsub_scan *sc;
+	size_t longest = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(s[i].placeholder);
+
+		longest = len > longest ? len : longest;
+	}
+	if ((sc = malloc(sizeof(*sc) + 2 * (longest - 1) + 1)) == NULL)
+		return NULL;
+	sc->size = longest - 1;
+	sc->len = 0;
+	return sc;
+}
+
+void
+secretsub_scan_free(struct secretsub_scan *sc)
+{
+	free(sc);
+}
+
+void
+secretsub_scan_reset(struct secretsub_scan *sc)
+{
+	sc->len = 0;
+}
+
+/* Keeps the last SC->size bytes of what SC kept and LEN more at DATA. */
+static void
+secretsub_scan_keep(struct secretsub_scan *sc, const unsigned char *data, size_t len)
+{
+	size_t old;
+
+	if (len >= sc->size) {
+		memcpy(sc->tail, data + len - sc->size, sc->size);
+		sc->len = sc->size;
+		return;
+	}
+	old = sc->len < sc->size - len ? sc->len : sc->size - len;
+	memmove(sc->tail, sc->tail + sc->len - old, old);
+	memcpy(sc->tail + old, data, len);
+	sc->len = old + len;
+}
+
+const char *
+secretsub_scan_next(struct secretsub_scan *sc, const struct secretsub_secret *s, size_t n,
+    const void *data, size_t len)
+{
+	const char *which;
+
+	if (len == 0 || n == 0)
+		return NULL;
+	if ((which = secretsub_find(s, n, data, len)) != NULL)
+		return which;
+	/* One that began in an earlier piece ends within this one's first
+	 * SIZE bytes: the kept end and those, joined, hold it whole. */
+	if (sc->len > 0) {
+		size_t head = len < sc->size ? len : sc->size;
+
+		memcpy(sc->tail + sc->len, data, head);
+		if ((which = secretsub_find(s, n, sc->tail, sc->len + head)) != NULL)
+			return which;
+	}
+	secretsub_scan_keep(sc, data, len);
+	return NULL;
+}
+
 size_t
 secretsub_echo_form(const char *value, unsigned i, char *out, size_t size)
 {

@@ -9,6 +9,8 @@
  * placeholder sent elsewhere leaks nothing, and the refusal says the
  * sandbox tried. Bodies and query strings are never rewritten: a host
  * that stores what it is sent (an issue, a gist) would publish the value.
+ * A body is searched instead (secretsub_scan), piece by piece as it
+ * passes: a placeholder in it is misuse too.
  *
  * Pure functions over bytes, fuzzed (tests/fuzz/fuzz_secretsub.c); the
  * caller keeps the values in memory that is wiped (common/buf.h). */
@@ -85,5 +87,21 @@ enum secretsub_result secretsub_head(const struct secretsub_secret *s, size_t n,
  * proxy sees but does not rewrite: a tunnel's, a body), or NULL. */
 const char *secretsub_find(const struct secretsub_secret *s, size_t n, const void *data,
     size_t len);
+
+/* A search for placeholders in a stream read piece by piece (a request's
+ * body): it keeps the stream's last bytes, as many as the longest
+ * placeholder less one, so that one cut across two pieces or more is
+ * found once its last byte comes, before that piece goes anywhere. */
+struct secretsub_scan;
+
+/* A search for the placeholders of S (N secrets), or NULL out of memory. */
+struct secretsub_scan *secretsub_scan_new(const struct secretsub_secret *s, size_t n);
+void secretsub_scan_free(struct secretsub_scan *sc);
+/* Forgets what was read: the next piece starts a new stream. */
+void secretsub_scan_reset(struct secretsub_scan *sc);
+/* Reads the stream's next LEN bytes at DATA: the name of the first secret
+ * whose placeholder the stream holds through them, or NULL. */
+const char *secretsub_scan_next(struct secretsub_scan *sc, const struct secretsub_secret *s,
+    size_t n, const void *data, size_t len);
 
 #endif

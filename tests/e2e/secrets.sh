@@ -154,6 +154,19 @@ check_eq "in a plain HTTP request the proxy reads, refused" 403 "$code"
 code=$(inside sh -c 'curl -sS --max-time 5 -o /dev/null -w "%{http_code}" --proxy-header "Proxy-Authorization: Bearer $GH_TOKEN" https://pypi.org/' 2>/dev/null)
 check "in a CONNECT head toward a pass-through host, refused" [ "$code" != 200 ]
 check_eq "none of them reached a server" "$before" "$(grep -c "" "$auth_log")"
+out=$(inside sh -c 'curl -sS --max-time 5 --data-binary "token=$GH_TOKEN" https://registry.npmjs.org/echo' 2>&1)
+check_contains "in a request body toward another host, refused before the body goes" "$out" \
+	'"reason":"secret_misuse"'
+out=$(inside sh -c 'curl -sS --max-time 5 -H "Authorization: token $GH_TOKEN" --data-binary "note=$GH_TOKEN" https://api.github.com/echo' 2>&1)
+check_contains "and toward its own host: a body is never rewritten" "$out" \
+	'"reason":"secret_misuse"'
+check "the ledger names the request and the secret" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+mis = [(r["host"], r["method"], r["path"], r["secrets"]) for r in recs
+       if r["event"] == "request" and r["reason"] == "secret_misuse"]
+assert ("registry.npmjs.org", "POST", "/echo", "gh") in mis, mis
+assert ("api.github.com", "POST", "/echo", "gh") in mis, mis' "$ledger"
 inside sh -c 'getent hosts "$GH_TOKEN.github.com"' >/dev/null 2>&1
 check "a placeholder in a DNS name is refused too, as secret_misuse" corral_ledger_wait \
 	event=dns reason=secret_misuse

@@ -102,6 +102,16 @@ check_contains "and nginx saw the real token, over HTTP/2" "$(cat "$auth_log")" 
 out=$(inside sh -c 'curl -sS --http2 --max-time 5 -H "Authorization: token $GH_TOKEN" https://registry.npmjs.org/echo' 2>&1)
 check_contains "toward another terminated host it is refused on its stream" "$out" \
 	'"reason":"secret_misuse"'
+out=$(inside sh -c 'curl -sS --http2 --max-time 5 -w "%{http_version}" --data-binary "token=$GH_TOKEN" https://registry.npmjs.org/echo' 2>&1)
+check_contains "in a request body it is refused on its stream, before the body goes" "$out" \
+	'"reason":"secret_misuse"'
+check_contains "over HTTP/2" "$out" '}2'
+check "the ledger names the stream's request and the secret" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert any(r["event"] == "request" and r["reason"] == "secret_misuse" and
+           r["method"] == "POST" and r["host"] == "registry.npmjs.org" and
+           r["secrets"] == "gh" for r in recs), recs' "$ledger"
 out=$(inside sh -c 'curl -sS --http2 --max-time 5 -H "Authorization: token $GH_TOKEN" https://api.github.com/echo-auth' 2>&1)
 check_lacks "a host echoing the value over h2 sends the sandbox none of it" "$out" "$GH_REAL"
 check "the connection ended for it" corral_ledger_wait event=close reason=secret_echoed

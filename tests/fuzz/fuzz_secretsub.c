@@ -3,9 +3,11 @@
  * promises: a head judged fit keeps no placeholder; a head toward a host
  * no secret may reach, or with nothing swapped, comes out byte for byte; a
  * value appears only where its secret was swapped in; a misuse names a
- * secret. */
+ * secret. The same bytes read as a stream in pieces (secretsub_scan) hold
+ * a placeholder exactly when they hold one whole. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,24 @@ fuzz_check_ok(const char *host, const uint8_t *head, size_t len, const struct bu
 		abort();
 }
 
+/* The stream search finds a placeholder in LEN bytes at DATA, read in
+ * pieces of STEP, exactly when the whole holds one. */
+static void
+fuzz_check_stream(const uint8_t *data, size_t len, size_t step)
+{
+	struct secretsub_scan *sc = secretsub_scan_new(secrets, FUZZ_NSECRETS);
+	bool found = false;
+
+	if (sc == NULL)
+		return;
+	for (size_t at = 0; at < len && !found; at += step)
+		found = secretsub_scan_next(sc, secrets, FUZZ_NSECRETS, data + at,
+		    len - at < step ? len - at : step) != NULL;
+	if (found != (secretsub_find(secrets, FUZZ_NSECRETS, data, len) != NULL))
+		abort();
+	secretsub_scan_free(sc);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -69,5 +89,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    strcmp(which, "npm") != 0)))
 		abort();
 	buf_free(out);
+	fuzz_check_stream(data + 1, size - 1, (size_t)(data[0] >> 2) % 13 + 1);
 	return 0;
 }

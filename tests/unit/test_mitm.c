@@ -470,6 +470,31 @@ test_a_misused_placeholder_never_reaches_the_upstream(void **state)
 }
 
 static void
+test_a_placeholder_in_a_body_is_refused_before_it_goes(void **state)
+{
+	char *post;
+
+	(void)state;
+	assert_true(asprintf(&post, "POST /upload HTTP/1.1\r\nHost: " HOST "\r\n"
+	    "Content-Length: %zu\r\n\r\ntoken=%s", strlen("token=") + strlen(bed.placeholder),
+	    bed.placeholder) > 0);
+	bed.requests[0] = post;
+	bed.nrequests = 1;
+	run();
+	/* The head went (and was recorded as passed); the body never did. */
+	assert_int_equal(bed.nseen, 0);
+	assert_null(strstr(bed.seen[0], bed.placeholder));
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"secret_misuse\""));
+	assert_non_null(strstr(bed.answers[0], "Connection: close"));
+	assert_string_equal(bed.misused, "gh");
+	assert_int_equal(bed.requests_told, 2);
+	assert_int_equal(bed.refused_told, 1);
+	assert_string_equal(bed.done_why, "secret_misuse");
+	free(post);
+}
+
+static void
 test_chunked_bodies_both_ways(void **state)
 {
 	static const char post[] = "POST /chunked HTTP/1.1\r\nHost: " HOST "\r\n"
@@ -668,13 +693,15 @@ static void
 test_a_secret_host_is_asked_for_bodies_as_they_are(void **state)
 {
 	static const char get[] = "GET /n HTTP/1.1\r\nHost: " HOST "\r\n"
-	    "Accept-Encoding: gzip, br\r\naccept-encoding: zstd\r\nX-After: 1\r\n\r\n";
+	    "Accept-Encoding: gzip, br\r\naccept-encoding: zstd\r\n"
+	    "Sec-WebSocket-Extensions: permessage-deflate\r\nX-After: 1\r\n\r\n";
 
 	(void)state;
 	bed.requests[0] = get;
 	bed.nrequests = 1;
 	run();
 	assert_int_equal(bed.nseen, 1);
+	assert_null(strstr(bed.seen[0], "deflate"));
 	assert_null(strstr(bed.seen[0], "gzip"));
 	assert_null(strstr(bed.seen[0], "zstd"));
 	assert_non_null(strstr(bed.seen[0], "X-After: 1\r\nAccept-Encoding: identity\r\n\r\n"));
@@ -843,6 +870,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_a_misused_placeholder_never_reaches_the_upstream,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_bodies_both_ways, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_placeholder_in_a_body_is_refused_before_it_goes,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_another_host_behind_the_name_is_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_an_unverified_upstream_is_a_502, setup, teardown),

@@ -331,6 +331,71 @@ test_find_names_the_secret_in_bytes(void **state)
 	assert_null(secretsub_find(secrets, 2, "nothing here", 12));
 }
 
+/* Feeds TEXT to SC in pieces of STEP bytes: the secret found, or NULL,
+ * and in *AT the piece's end where it was. */
+static const char *
+scan_in_pieces(struct secretsub_scan *sc, const char *text, size_t step, size_t *at)
+{
+	size_t len = strlen(text);
+	const char *which = NULL;
+
+	for (*at = 0; *at < len && which == NULL; *at += step) {
+		size_t n = len - *at < step ? len - *at : step;
+
+		which = secretsub_scan_next(sc, secrets, 2, text + *at, n);
+	}
+	return which;
+}
+
+static void
+test_a_stream_s_placeholder_is_found_across_pieces(void **state)
+{
+	struct secretsub_scan *sc = secretsub_scan_new(secrets, 2);
+	char body[SECRETSUB_PLACEHOLDER_MAX_BYTES + 64];
+	size_t at, end;
+
+	(void)state;
+	assert_non_null(sc);
+	snprintf(body, sizeof(body), "payload=%s&more", npm_ph);
+	end = strlen("payload=") + strlen(npm_ph);
+	/* Whole in one piece, cut in two, and cut in many (one byte each). */
+	for (size_t step = 1; step <= strlen(body); step++) {
+		secretsub_scan_reset(sc);
+		assert_string_equal(scan_in_pieces(sc, body, step, &at), "npm");
+		/* Found in the piece that holds its last byte, never later. */
+		assert_true(at < end + step);
+	}
+	secretsub_scan_free(sc);
+}
+
+static void
+test_a_stream_without_placeholders_passes(void **state)
+{
+	struct secretsub_scan *sc = secretsub_scan_new(secrets, 2);
+	char half[64];
+	size_t at;
+
+	(void)state;
+	assert_non_null(sc);
+	/* Nearly a placeholder: its start, then something else. */
+	snprintf(half, sizeof(half), "%.10s-%.10s", gh_ph, gh_ph);
+	for (size_t step = 1; step < 8; step++) {
+		secretsub_scan_reset(sc);
+		assert_null(scan_in_pieces(sc, half, step, &at));
+	}
+	/* A reset forgets: a placeholder's halves in two streams are none. */
+	secretsub_scan_reset(sc);
+	assert_null(secretsub_scan_next(sc, secrets, 2, gh_ph, 10));
+	secretsub_scan_reset(sc);
+	assert_null(secretsub_scan_next(sc, secrets, 2, gh_ph + 10, strlen(gh_ph) - 10));
+	/* Without one the same halves are one. */
+	secretsub_scan_reset(sc);
+	assert_null(secretsub_scan_next(sc, secrets, 2, gh_ph, 10));
+	assert_string_equal(secretsub_scan_next(sc, secrets, 2, gh_ph + 10, strlen(gh_ph) - 10),
+	    "gh");
+	secretsub_scan_free(sc);
+}
+
 int
 main(void)
 {
@@ -348,6 +413,8 @@ main(void)
 		cmocka_unit_test(test_heads_it_will_not_read),
 		cmocka_unit_test(test_a_head_too_big_once_swapped),
 		cmocka_unit_test(test_find_names_the_secret_in_bytes),
+		cmocka_unit_test(test_a_stream_s_placeholder_is_found_across_pieces),
+		cmocka_unit_test(test_a_stream_without_placeholders_passes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
