@@ -56,6 +56,8 @@ struct config_secret {
 	size_t nenv;
 	char **headers;                 /* where it may go; none: Authorization */
 	size_t nheaders;
+	char **query;                   /* query parameters it may be; none: no query */
+	size_t nquery;
 };
 
 /* What one user of the control socket other than root may hold at once,

@@ -107,7 +107,7 @@ struct raw_credential {
 };
 
 struct raw_secret {
-	const struct yamltree_node *map, *name, *from, *hosts, *env, *headers;
+	const struct yamltree_node *map, *name, *from, *hosts, *env, *headers, *query;
 };
 
 struct raw_config {
@@ -225,6 +225,7 @@ static const struct yamltree_field config_secret_fields[] = {
 	  "required: the HOST:PORT endpoints the value may go to" },
 	{ "env", YAMLTREE_SEQUENCE, offsetof(struct raw_secret, env), true, NULL },
 	{ "headers", YAMLTREE_SEQUENCE, offsetof(struct raw_secret, headers), true, NULL },
+	{ "query", YAMLTREE_SEQUENCE, offsetof(struct raw_secret, query), true, NULL },
 };
 
 _Static_assert(YAMLTREE_NFIELDS(config_top_fields) <= YAMLTREE_FIELDS_MAX, "too many fields");
@@ -343,6 +344,7 @@ config_shape_secrets(struct yamltree_ctx *ctx, struct raw_config *raw)
 		yamltree_check_items(ctx, r->hosts, YAMLTREE_SCALAR, "hosts");
 		yamltree_check_items(ctx, r->env, YAMLTREE_SCALAR, "env");
 		yamltree_check_items(ctx, r->headers, YAMLTREE_SCALAR, "headers");
+		yamltree_check_items(ctx, r->query, YAMLTREE_SCALAR, "query");
 	}
 }
 
@@ -999,6 +1001,21 @@ config_check_secret_header(const char *text, char *buf)
 	return NULL;
 }
 
+/* A query parameter's name a secret may be the value of: the characters
+ * a query's name holds unencoded but its separators. */
+static const char *
+config_check_secret_query(const char *text, char *buf)
+{
+	(void)buf;
+	if (text[0] == '\0')
+		return "is empty";
+	for (const char *p = text; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("-._~!$'()*,;:@/", *p) != NULL))
+			return "is not a query parameter's name";
+	return NULL;
+}
+
 /* The name of secret R: one that the built-in kinds and the secrets
  * before it (the first I of CFG) do not already use. */
 static void
@@ -1059,12 +1076,15 @@ config_secret(struct yamltree_ctx *ctx, const struct raw_secret *r, struct confi
 	config_items(ctx, r->env, "secret env", config_check_secret_env, &c->env, &c->nenv);
 	config_items(ctx, r->headers, "secret header", config_check_secret_header, &c->headers,
 	    &c->nheaders);
+	config_items(ctx, r->query, "secret query parameter", config_check_secret_query, &c->query,
+	    &c->nquery);
 	if (r->hosts != NULL && r->hosts->type == YAMLTREE_SEQUENCE &&
 	    (r->hosts->nkids == 0 || r->hosts->nkids > SECRET_HOSTS_MAX))
 		yamltree_error_at(ctx, r->hosts, "a secret names 1 to %d hosts", SECRET_HOSTS_MAX);
-	if (c->nenv > SECRET_ENV_MAX || c->nheaders > SECRET_HEADERS_MAX)
-		yamltree_error_at(ctx, r->map, "a secret names at most %d env variables and %d headers",
-		    SECRET_ENV_MAX, SECRET_HEADERS_MAX);
+	if (c->nenv > SECRET_ENV_MAX || c->nheaders > SECRET_HEADERS_MAX ||
+	    c->nquery > SECRET_QUERY_MAX)
+		yamltree_error_at(ctx, r->map, "a secret names at most %d env variables, %d headers "
+		    "and %d query parameters", SECRET_ENV_MAX, SECRET_HEADERS_MAX, SECRET_QUERY_MAX);
 }
 
 /* The secrets as struct secret_kind views, for secret_find. */
@@ -1080,7 +1100,8 @@ config_secret_views(struct yamltree_ctx *ctx, struct config *cfg)
 		c = &cfg->secrets[i];
 		cfg->secret_kinds[i] = (struct secret_kind){ c->name, c->from,
 		    (const char *const *)c->hosts, c->nhosts, (const char *const *)c->env, c->nenv,
-		    (const char *const *)c->headers, c->nheaders, false };
+		    (const char *const *)c->headers, c->nheaders, false,
+		    (const char *const *)c->query, c->nquery };
 	}
 }
 
@@ -1373,6 +1394,7 @@ config_free(struct config *c)
 		config_strings_free(c->secrets[i].hosts, c->secrets[i].nhosts);
 		config_strings_free(c->secrets[i].env, c->secrets[i].nenv);
 		config_strings_free(c->secrets[i].headers, c->secrets[i].nheaders);
+		config_strings_free(c->secrets[i].query, c->secrets[i].nquery);
 	}
 	free(c->secrets);
 	free(c->secret_kinds);

@@ -118,7 +118,8 @@ secrets_plan(const struct config *cfg, const Corral__SandboxCreate *req,
 		if (secrets_take_one(cfg, req, i, p, &values[i], err) == -1)
 			goto done;
 		entries[i] = (struct secretstore_entry){ p->kinds[i].name, values[i],
-		    p->kinds[i].hosts, p->kinds[i].nhosts, p->kinds[i].headers, p->kinds[i].nheaders };
+		    p->kinds[i].hosts, p->kinds[i].nhosts, p->kinds[i].headers, p->kinds[i].nheaders,
+		    p->kinds[i].query, p->kinds[i].nquery };
 		p->hosts[i] = (struct render_grant){ p->kinds[i].name, p->kinds[i].hosts,
 		    p->kinds[i].nhosts };
 	}

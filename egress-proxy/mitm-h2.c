@@ -433,11 +433,25 @@ h2_request_nv(const struct h2_stream *st, const char *rewritten, nghttp2_nv *nv,
 {
 	const bool identity = st->h->m->nechoes > 0;
 	const char *line = strstr(rewritten, "\r\n");
+	const char *target = strchr(rewritten, ' ');
+	const char *version = line != NULL ? memrchr(rewritten, ' ', (size_t)(line - rewritten)) : NULL;
 	size_t n = 0;
 
+	if (target == NULL || version == NULL || version <= target)
+		return 0;
+	target++;
 	for (size_t i = 0; i < st->req.n && n < max; i++) {
 		const struct h2_header *hd = &st->req.v[i];
 
+		/* :path as rewritten (a query parameter may take a value). */
+		if (strcmp(hd->name, ":path") == 0) {
+			size_t tlen = (size_t)(version - target);
+			bool changed = tlen != hd->vlen || memcmp(target, hd->value, tlen) != 0;
+
+			nv[n++] = (nghttp2_nv){ H2_BYTES(hd->name), H2_BYTES(target), hd->nlen, tlen,
+			    changed ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE };
+			continue;
+		}
 		if (hd->name[0] == ':') {
 			nv[n++] = (nghttp2_nv){ H2_BYTES(hd->name), H2_BYTES(hd->value), hd->nlen,
 			    hd->vlen, NGHTTP2_NV_FLAG_NONE };

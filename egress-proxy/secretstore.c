@@ -25,6 +25,8 @@ struct secretstore_item {
 	size_t nhosts;
 	char *headers[SECRETSTORE_HEADERS_MAX];
 	size_t nheaders;
+	char *query[SECRETSTORE_QUERY_MAX];
+	size_t nquery;
 	const char *echoes[SECRETSUB_ECHO_FORMS];       /* into the mapping */
 	size_t echo_lens[SECRETSUB_ECHO_FORMS];
 	size_t nechoes;
@@ -49,6 +51,8 @@ secretstore_item_clear(struct secretstore_item *it)
 	}
 	for (size_t h = 0; h < it->nheaders; h++)
 		free(it->headers[h]);
+	for (size_t q = 0; q < it->nquery; q++)
+		free(it->query[q]);
 }
 
 void
@@ -145,9 +149,10 @@ secretstore_item(struct secretstore_item *it, const struct secretstore_entry *e,
 	size_t plen = strlen(e->value) + SECRETSUB_RANDOM_MIN + 1;
 
 	if (e->nhosts == 0 || e->nhosts > SECRETSTORE_HOSTS_MAX ||
-	    e->nheaders > SECRETSTORE_HEADERS_MAX)
-		return reason_set(err, "secret %s: 1 to %d hosts and at most %d headers", e->name,
-		    SECRETSTORE_HOSTS_MAX, SECRETSTORE_HEADERS_MAX);
+	    e->nheaders > SECRETSTORE_HEADERS_MAX || e->nquery > SECRETSTORE_QUERY_MAX)
+		return reason_set(err, "secret %s: 1 to %d hosts, at most %d headers and %d query "
+		    "parameters", e->name, SECRETSTORE_HOSTS_MAX, SECRETSTORE_HEADERS_MAX,
+		    SECRETSTORE_QUERY_MAX);
 	if ((it->name = strdup(e->name)) == NULL || (it->placeholder = malloc(plen)) == NULL)
 		return reason_set(err, "out of memory");
 	if (secretsub_placeholder(e->value, it->placeholder, plen) == -1)
@@ -161,6 +166,11 @@ secretstore_item(struct secretstore_item *it, const struct secretstore_entry *e,
 		    SECRETSTORE_DEFAULT_HEADER)) == NULL)
 			return reason_set(err, "out of memory");
 		it->nheaders++;
+	}
+	for (size_t q = 0; q < e->nquery; q++) {
+		if ((it->query[q] = strdup(e->query[q])) == NULL)
+			return reason_set(err, "out of memory");
+		it->nquery++;
 	}
 	return 0;
 }
@@ -211,7 +221,8 @@ secretstore_new(const struct secretstore_entry *e, size_t n, char **err)
 		s->view[i] = (struct secretsub_secret){ it->name, it->echoes[0], it->placeholder,
 		    (const char *const *)it->hostports, it->nhosts,
 		    (const char *const *)it->headers, it->nheaders,
-		    it->echoes, it->echo_lens, it->nechoes };
+		    it->echoes, it->echo_lens, it->nechoes,
+		    (const char *const *)it->query, it->nquery };
 	}
 	return s;
 fail:

@@ -15,6 +15,7 @@
 
 #define SECRETSTORE_HOSTS_MAX 8         /* "host:port" of one secret */
 #define SECRETSTORE_HEADERS_MAX 4
+#define SECRETSTORE_QUERY_MAX 4         /* query parameters it may be the value of */
 
 /* One secret to keep. */
 struct secretstore_entry {
@@ -24,6 +25,8 @@ struct secretstore_entry {
 	size_t nhosts;
 	const char *const *headers;             /* none: "Authorization" */
 	size_t nheaders;
+	const char *const *query;               /* none: never in a query */
+	size_t nquery;
 };
 
 struct secretstore;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/types.h>
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -311,6 +312,127 @@ secretsub_header(struct secretsub_line *l, const char *line, size_t len)
 	    SECRETSUB_TOO_BIG;
 }
 
+/* Appends VALUE percent-encoded but its unreserved characters (RFC 3986
+ * section 2.3): a value's '&', '+' or '#' would end or change the query. */
+static int
+secretsub_put_encoded(struct buf *out, const char *value)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (const char *c = value; *c != '\0'; c++) {
+		char e[3] = { '%', hex[(unsigned char)*c >> 4], hex[(unsigned char)*c & 15] };
+		bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		    (*c >= '0' && *c <= '9') || strchr("-._~", *c) != NULL;
+
+		if ((plain ? buf_append(out, c, 1) : buf_append(out, e, 3)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* The hex digit C's value, or -1. */
+static int
+secretsub_hex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	    c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* TEXT (LEN bytes) percent-decoded into OUT (SIZE bytes, NUL-terminated):
+ * its length, or -1 when it does not fit or is no such encoding. */
+static ssize_t
+secretsub_decode(const char *text, size_t len, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++, o++) {
+		if (o + 1 >= size)
+			return -1;
+		if (text[i] != '%') {
+			out[o] = text[i];
+			continue;
+		}
+		if (i + 2 >= len || secretsub_hex(text[i + 1]) < 0 || secretsub_hex(text[i + 2]) < 0)
+			return -1;
+		out[o] = (char)(secretsub_hex(text[i + 1]) << 4 | secretsub_hex(text[i + 2]));
+		i += 2;
+	}
+	out[o] = '\0';
+	return (ssize_t)o;
+}
+
+/* One query parameter (NAME=VALUE, LEN bytes) into L's output: a
+ * placeholder may be its whole value (as sent, or percent-encoded: a
+ * placeholder's symbols may need it), when its secret names the
+ * parameter and may go to L's host. */
+static int
+secretsub_param(struct secretsub_line *l, const char *param, size_t len)
+{
+	const char *eq = memchr(param, '=', len);
+	size_t name_len = eq != NULL ? (size_t)(eq - param) : len;
+	char value[SECRETSUB_PLACEHOLDER_MAX_BYTES];
+
+	if (eq == NULL || secretsub_decode(eq + 1, len - name_len - 1, value, sizeof(value)) < 0)
+		return buf_append(l->out, param, len) == 0 ? SECRETSUB_OK : SECRETSUB_TOO_BIG;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct secretsub_secret *s = &l->s[i];
+
+		if (strcmp(value, s->placeholder) != 0)
+			continue;
+		if (!secretsub_listed(s->hosts, s->nhosts, l->host, strlen(l->host)) ||
+		    !secretsub_listed(s->query, s->nquery, param, name_len)) {
+			*l->which = s->name;
+			return SECRETSUB_MISUSE;
+		}
+		*l->used |= 1u << i;
+		return buf_append(l->out, param, name_len + 1) == 0 &&
+		    secretsub_put_encoded(l->out, s->value) == 0 ? SECRETSUB_OK : SECRETSUB_TOO_BIG;
+	}
+	return buf_append(l->out, param, len) == 0 ? SECRETSUB_OK : SECRETSUB_TOO_BIG;
+}
+
+/* The request line (no line end) into L's output, each query parameter's
+ * placeholder swapped where its secret allows (secretsub_param). What is
+ * written must then hold no placeholder: one anywhere else is misuse. */
+static int
+secretsub_request_line(struct secretsub_line *l, const char *line, size_t len)
+{
+	const char *target = memchr(line, ' ', len), *version = memrchr(line, ' ', len);
+	const char *query = target != NULL ? memchr(target, '?', (size_t)(version - target)) : NULL;
+	size_t start = buf_len(l->out);
+	uint32_t mask;
+	int rc = SECRETSUB_OK;
+
+	mask = secretsub_present(l->s, l->n, line, len);
+	if (query == NULL || query > version || l->n == 0) {
+		if (mask == 0)
+			return buf_append(l->out, line, len) == 0 ? SECRETSUB_OK : SECRETSUB_TOO_BIG;
+		*l->which = l->s[__builtin_ctz(mask)].name;
+		return SECRETSUB_MISUSE;
+	}
+	if (buf_append(l->out, line, (size_t)(query - line) + 1) == -1)
+		return SECRETSUB_TOO_BIG;
+	for (const char *p = query + 1; p < version && rc == SECRETSUB_OK;) {
+		const char *amp = memchr(p, '&', (size_t)(version - p));
+		const char *end = amp != NULL ? amp : version;
+
+		rc = secretsub_param(l, p, (size_t)(end - p));
+		if (rc == SECRETSUB_OK && amp != NULL && buf_append(l->out, "&", 1) == -1)
+			rc = SECRETSUB_TOO_BIG;
+		p = end + (amp != NULL);
+	}
+	if (rc != SECRETSUB_OK)
+		return rc;
+	if (buf_append(l->out, version, (size_t)(line + len - version)) == -1)
+		return SECRETSUB_TOO_BIG;
+	mask = secretsub_present(l->s, l->n, buf_data(l->out) + start, buf_len(l->out) - start);
+	if (mask != 0) {
+		*l->which = l->s[__builtin_ctz(mask)].name;
+		return SECRETSUB_MISUSE;
+	}
+	return SECRETSUB_OK;
+}
+
 /* Whether the head can be read line by line: no bare CR, no NUL, no
  * folded header line, and every value of S fit for a header. */
 static bool
@@ -348,17 +470,13 @@ secretsub_head(const struct secretsub_secret *s, size_t n, const char *host, con
 
 		if (body > at && head[body - 1] == '\r')
 			body--;
-		if (first || body == at) {
-			/* The request line, or the blank line: nothing may be swapped. */
-			if (secretsub_present(s, n, head + at, body - at) != 0) {
-				*which = s[__builtin_ctz(secretsub_present(s, n, head + at, body - at))].name;
-				return SECRETSUB_MISUSE;
-			}
-			if (buf_append(out, head + at, body - at) == -1)
-				return SECRETSUB_TOO_BIG;
-		} else if ((rc = secretsub_header(&l, head + at, body - at)) != SECRETSUB_OK) {
+		/* The request line, then each header line; the blank line is empty. */
+		if (first)
+			rc = secretsub_request_line(&l, head + at, body - at);
+		else if (body > at)
+			rc = secretsub_header(&l, head + at, body - at);
+		if (rc != SECRETSUB_OK)
 			return (enum secretsub_result)rc;
-		}
 		if (buf_append(out, head + body, end - body + (nl != NULL)) == -1)
 			return SECRETSUB_TOO_BIG;
 		first = false;

@@ -7,8 +7,10 @@
  *
  * The real value never leaves the daemon but toward its hosts; a
  * placeholder sent elsewhere leaks nothing, and the refusal says the
- * sandbox tried. Bodies and query strings are never rewritten: a host
- * that stores what it is sent (an issue, a gist) would publish the value.
+ * sandbox tried. Bodies are never rewritten: a host that stores what it
+ * is sent (an issue, a gist) would publish the value. Nor is a query,
+ * unless the secret names the parameter it may be the value of (an API
+ * that takes its token so; the upstream's access log then holds it).
  * A body is searched instead (secretsub_scan), piece by piece as it
  * passes: a placeholder in it is misuse too.
  *
@@ -45,6 +47,10 @@ struct secretsub_secret {
 	const char *const *echoes;
 	const size_t *echo_lens;
 	size_t nechoes;
+	/* The query parameters whose value it may be ("private_token"):
+	 * none, the default, keeps it out of every request line. */
+	const char *const *query;
+	size_t nquery;
 };
 
 #define SECRETSUB_ECHO_FORMS 4          /* the value, and its base64 at 3 alignments */
@@ -75,9 +81,10 @@ enum secretsub_result {
 
 /* Rewrites the request head HEAD (LEN bytes: the request line, the header
  * lines, the blank line) bound for HOST into OUT: every placeholder of a
- * secret whose hosts hold HOST, in one of its headers, becomes its value.
- * Any other placeholder (another host, another header, the request line)
- * is SECRETSUB_MISUSE with the secret's name in *WHICH. *USED gets a bit
+ * secret whose hosts hold HOST, in one of its headers or as the value of
+ * one of its query parameters (percent-encoded there), becomes its value.
+ * Any other placeholder (another host, another header, elsewhere in the
+ * request line) is SECRETSUB_MISUSE with the secret's name in *WHICH. *USED gets a bit
  * per secret swapped in (bit i: S[i]). N is at most SECRETSUB_MAX. */
 enum secretsub_result secretsub_head(const struct secretsub_secret *s, size_t n,
     const char *host, const char *head, size_t len, struct buf *out, const char **which,

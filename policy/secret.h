@@ -15,6 +15,7 @@
 #define SECRET_HOSTS_MAX 8              /* "host:port" of one kind */
 #define SECRET_ENV_MAX 4                /* variables that hold its placeholder */
 #define SECRET_HEADERS_MAX 4            /* request headers it may go in */
+#define SECRET_QUERY_MAX 4              /* query parameters it may be the value of */
 #define SECRET_KINDS_MAX 16             /* corrald.yaml's secrets */
 #define SECRET_PER_SANDBOX_MAX 16       /* --secret options of one sandbox */
 #define SECRET_VALUE_MAX_BYTES 4096     /* as the proxy swaps them (SECRETSUB_VALUE_MAX_BYTES) */
@@ -49,6 +50,8 @@ struct secret_kind {
 	const char *const *headers;             /* where it may go; none: SECRET_DEFAULT_HEADER */
 	size_t nheaders;
 	bool builtin;
+	const char *const *query;               /* query parameters it may be; none: no query */
+	size_t nquery;
 };
 
 /* A file a built-in kind writes into the sandbox's private home. */

@@ -38,6 +38,7 @@ secrets:
     from: env:CORRAL_TEST_NPM
     hosts: [registry.npmjs.org:443]
     env: [NPM_TOKEN]
+    query: [token]
 YAML
 corral_start corrald "$TB_DIR/corrald.yaml" "$port"
 CORRAL_SOCK="$TB_DIR/corrald.sock"
@@ -131,6 +132,20 @@ out=$(inside sh -c 'curl -sS --max-time 5 -H "Authorization: Bearer $NPM_TOKEN" 
 check_eq "the configuration's secret reaches its host" \
 	"GET /echo host=registry.npmjs.org scheme=https" "$out"
 check_contains "with its real value" "$(cat "$auth_log")" "auth=[Bearer $NPM_REAL]"
+http_log=$(tb_http_log)
+inside sh -c 'curl -sS --max-time 5 --http1.1 -o /dev/null "https://registry.npmjs.org/q1?a=1&token=$NPM_TOKEN"' >/dev/null 2>&1
+check_contains "a query parameter the secret names takes its value" "$(cat "$http_log")" \
+	"\"GET /q1?a=1&token=$NPM_REAL HTTP/1.1\""
+inside sh -c 'curl -sS --max-time 5 --http2 -o /dev/null "https://registry.npmjs.org/q2?token=$NPM_TOKEN"' >/dev/null 2>&1
+check_contains "over HTTP/2 too" "$(cat "$http_log")" "\"GET /q2?token=$NPM_REAL HTTP/2.0\""
+out=$(inside sh -c 'curl -sS --max-time 5 "https://registry.npmjs.org/q3?t=$NPM_TOKEN"' 2>&1)
+check_contains "another parameter is misuse" "$out" '"reason":"secret_misuse"'
+check "the ledger keeps the placeholder's request line, never the value" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+paths = [r["path"] for r in recs if r["event"] == "request" and r["secrets"] == "npm"]
+assert any(p.startswith("/q1?a=1&token=") for p in paths), paths
+assert not any(sys.argv[2] in p for p in paths), paths' "$ledger" "$NPM_REAL"
 check "the ledger records the use of each, by name" python3 -c '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]

@@ -21,11 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const gh_hosts[] = { "api.github.com", "github.com" };
 static const char *const npm_hosts[] = { "registry.npmjs.org" };
 static const char *const auth[] = { "Authorization", "Proxy-Authorization" };
+static const char *const npm_query[] = { "token" };
 static const struct secretsub_secret secrets[] = {
 	{ "gh", "gho_REALVALUEREALVALUEREALVALUEREALVALUE", "gho_PH0PH0PH0PH0PH0PH0PH0PH0PH0PH0PH0P",
 	    gh_hosts, 2, auth, 2 },
 	{ "npm", "npm_realvaluerealvaluerealvaluerealvalue", "npm_ph1ph1ph1ph1ph1ph1ph1ph1ph1ph1ph1p",
-	    npm_hosts, 1, auth, 1 },
+	    npm_hosts, 1, auth, 1, .query = npm_query, .nquery = 1 },
 };
 #define FUZZ_NSECRETS (sizeof(secrets) / sizeof(secrets[0]))
 static const char *const hosts[] = { "api.github.com", "registry.npmjs.org", "evil.example" };

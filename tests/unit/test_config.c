@@ -769,7 +769,8 @@ test_secrets_are_read(void **state)
 	    "  - name: pypi\n"
 	    "    from: file:${HOME}/.pypi-token\n"
 	    "    hosts: [upload.pypi.org:443, Test.PyPI.org.:443]\n"
-	    "    headers: [Authorization, X-Api-Key]\n"), 0);
+	    "    headers: [Authorization, X-Api-Key]\n"
+	    "    query: [api_key]\n"), 0);
 	assert_int_equal(cfg->nsecrets, 2);
 	assert_string_equal(cfg->secrets[0].name, "npm");
 	assert_string_equal(cfg->secrets[0].from, "env:NPM_TOKEN");
@@ -780,6 +781,9 @@ test_secrets_are_read(void **state)
 	/* Kept as the proxy names a host: lower case, no trailing dot. */
 	assert_string_equal(cfg->secret_kinds[1].hosts[1], "test.pypi.org:443");
 	assert_string_equal(cfg->secret_kinds[1].headers[1], "X-Api-Key");
+	assert_int_equal(cfg->secret_kinds[0].nquery, 0);
+	assert_int_equal(cfg->secret_kinds[1].nquery, 1);
+	assert_string_equal(cfg->secret_kinds[1].query[0], "api_key");
 	assert_false(cfg->secret_kinds[1].builtin);
 }
 
@@ -805,6 +809,8 @@ test_bad_secrets_are_refused_with_their_place(void **state)
 	    "env: [no_proxy]}\n", 2, 62, "one the sandbox's commands need");
 	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
 	    "headers: [Host]}\n", 2, 66, "frames or routes the request");
+	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443], "
+	    "query: ['a&b']}\n", 2, 64, "secret query parameter 'a&b' is not a query parameter's name");
 	assert_one_error_then_reset("secrets:\n  - {name: x, from: env:X, hosts: [a.example.com:443]}\n"
 	    "  - {name: x, from: env:Y, hosts: [b.example.com:443]}\n", 3, 12,
 	    "secret name 'x' is defined twice");

@@ -25,6 +25,7 @@
 static const char *const gh_hosts[] = { "api.github.com", "github.com" };
 static const char *const npm_hosts[] = { "registry.npmjs.org" };
 static const char *const auth[] = { "Authorization" };
+static const char *const npm_query[] = { "token" };
 static char gh_ph[SECRETSUB_PLACEHOLDER_MAX_BYTES], npm_ph[SECRETSUB_PLACEHOLDER_MAX_BYTES];
 static struct secretsub_secret secrets[2];
 
@@ -35,7 +36,8 @@ setup(void **state)
 	assert_int_equal(secretsub_placeholder(GH_VALUE, gh_ph, sizeof(gh_ph)), 0);
 	assert_int_equal(secretsub_placeholder(NPM_VALUE, npm_ph, sizeof(npm_ph)), 0);
 	secrets[0] = (struct secretsub_secret){ "gh", GH_VALUE, gh_ph, gh_hosts, 2, auth, 1 };
-	secrets[1] = (struct secretsub_secret){ "npm", NPM_VALUE, npm_ph, npm_hosts, 1, auth, 1 };
+	secrets[1] = (struct secretsub_secret){ "npm", NPM_VALUE, npm_ph, npm_hosts, 1, auth, 1,
+		.query = npm_query, .nquery = 1 };
 	return 0;
 }
 
@@ -331,6 +333,69 @@ test_find_names_the_secret_in_bytes(void **state)
 	assert_null(secretsub_find(secrets, 2, "nothing here", 12));
 }
 
+static void
+test_a_named_query_parameter_takes_the_value(void **state)
+{
+	char *head = head_of("GET /pkg?a=1&token=%s&b=2 HTTP/1.1\r\nHost: x\r\n\r\n", npm_ph);
+	char encoded[3 * SECRETSUB_PLACEHOLDER_MAX_BYTES + 1];
+	struct swap sw = swap("registry.npmjs.org", head);
+
+	(void)state;
+	assert_int_equal(sw.rc, SECRETSUB_OK);
+	assert_int_equal(sw.used, 2);
+	assert_true(strncmp(sw.out, "GET /pkg?a=1&token=" NPM_VALUE "&b=2 HTTP/1.1\r\n", 47) == 0);
+	free(sw.out);
+	free(head);
+	/* Percent-encoded as a client may send it: the same. */
+	for (size_t i = 0; npm_ph[i] != '\0'; i++)
+		sprintf(encoded + 3 * i, "%%%02X", (unsigned char)npm_ph[i]);
+	head = head_of("GET /pkg?token=%s HTTP/1.1\r\n\r\n", encoded);
+	sw = swap("registry.npmjs.org", head);
+	assert_int_equal(sw.rc, SECRETSUB_OK);
+	assert_string_equal(sw.out, "GET /pkg?token=" NPM_VALUE " HTTP/1.1\r\n\r\n");
+	free(sw.out);
+	free(head);
+}
+
+static void
+test_a_query_placeholder_anywhere_else_is_misuse(void **state)
+{
+	(void)state;
+	/* Toward another host, in another parameter, in the path, as a
+	 * parameter's name, or part of a value: the request line keeps none. */
+	assert_misuse("api.github.com", "GET /?token=%s HTTP/1.1\r\n\r\n", npm_ph, "npm");
+	assert_misuse("registry.npmjs.org", "GET /?t=%s HTTP/1.1\r\n\r\n", npm_ph, "npm");
+	assert_misuse("registry.npmjs.org", "GET /%s?token=x HTTP/1.1\r\n\r\n", npm_ph, "npm");
+	assert_misuse("registry.npmjs.org", "GET /?%s=1 HTTP/1.1\r\n\r\n", npm_ph, "npm");
+	assert_misuse("registry.npmjs.org", "GET /?token=ab%s HTTP/1.1\r\n\r\n", npm_ph, "npm");
+	/* gh names no parameter: never in a query, even toward its host. */
+	assert_misuse("api.github.com", "GET /?token=%s HTTP/1.1\r\n\r\n", gh_ph, "gh");
+}
+
+static void
+test_a_value_in_a_query_is_percent_encoded(void **state)
+{
+	static const char *const q[] = { "key" };
+	char ph[SECRETSUB_PLACEHOLDER_MAX_BYTES];
+	struct secretsub_secret sym = { "sym", "a&b+c/d=e#f", ph, npm_hosts, 1, auth, 1,
+		.query = q, .nquery = 1 };
+	struct buf *out = buf_new(SECRETSUB_HEAD_MAX_BYTES);
+	char encoded[3 * SECRETSUB_PLACEHOLDER_MAX_BYTES + 1], *head;
+	const char *which;
+	uint32_t used;
+
+	(void)state;
+	assert_int_equal(secretsub_placeholder(sym.value, ph, sizeof(ph)), 0);
+	for (size_t i = 0; ph[i] != '\0'; i++)
+		sprintf(encoded + 3 * i, "%%%02X", (unsigned char)ph[i]);
+	head = head_of("GET /?key=%s HTTP/1.1\r\n\r\n", encoded);
+	assert_int_equal(secretsub_head(&sym, 1, "registry.npmjs.org", head, strlen(head), out,
+	    &which, &used), SECRETSUB_OK);
+	assert_string_equal(buf_data(out), "GET /?key=a%26b%2Bc%2Fd%3De%23f HTTP/1.1\r\n\r\n");
+	buf_free(out);
+	free(head);
+}
+
 /* Feeds TEXT to SC in pieces of STEP bytes: the secret found, or NULL,
  * and in *AT the piece's end where it was. */
 static const char *
@@ -413,6 +478,9 @@ main(void)
 		cmocka_unit_test(test_heads_it_will_not_read),
 		cmocka_unit_test(test_a_head_too_big_once_swapped),
 		cmocka_unit_test(test_find_names_the_secret_in_bytes),
+		cmocka_unit_test(test_a_named_query_parameter_takes_the_value),
+		cmocka_unit_test(test_a_query_placeholder_anywhere_else_is_misuse),
+		cmocka_unit_test(test_a_value_in_a_query_is_percent_encoded),
 		cmocka_unit_test(test_a_stream_s_placeholder_is_found_across_pieces),
 		cmocka_unit_test(test_a_stream_without_placeholders_passes),
 	};
