@@ -422,9 +422,13 @@ tap_result $? "the ledger has a unix allow record for the listed socket, naming 
 python3 - "$TB_DIR/log/egress.jsonl" <<'PY'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if '"unix"' in l]
-assert recs and all(isinstance(r["pid"], int) and r["pid"] > 1 for r in recs), recs
+# Null for a process gone before the broker looked (corral-ledger(5)):
+# a probe may exit as soon as its connect returns.
+assert recs and all(r["pid"] is None or (isinstance(r["pid"], int) and r["pid"] > 1)
+                    for r in recs), recs
+assert any(r["pid"] is not None for r in recs), recs
 PY
-tap_result $? "every unix record has the host pid of the process"
+tap_result $? "unix records have the host pid of the process (null once it is gone)"
 out=$(corral denials sa --since 5m --json)
 check_contains "sa's denials list the refused host socket" "$out" "\"host\":\"$ws/host.sock\""
 check_contains "... with its reason" "$out" "unix_socket_not_allowed"

@@ -147,6 +147,18 @@ test_gh_writes_hosts_yml_and_netrc_with_the_placeholder(void **state)
 	assert_null(secret_extra_env("npm")[0]);
 }
 
+/* ASan makes mlock do nothing: under it what is locked cannot be seen. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LOCKS_SHOW 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOCKS_SHOW 0
+#endif
+#endif
+#ifndef LOCKS_SHOW
+#define LOCKS_SHOW 1
+#endif
+
 /* How many kB of this process's memory are locked. */
 static long
 locked_kb(void)
@@ -182,7 +194,7 @@ test_store_keeps_values_locked_with_placeholders(void **state)
 
 	(void)state;
 	assert_non_null(s);
-	assert_true(locked_kb() > before);
+	assert_true(!LOCKS_SHOW || locked_kb() > before);
 	v = secretstore_secrets(s, &n);
 	assert_int_equal(n, 2);
 	assert_string_equal(v[0].name, "gh");
