@@ -12,11 +12,15 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netlink.h>
 #include <nftables/libnftables.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "broker/monitor/fwcheck.h"
 
@@ -1142,10 +1146,9 @@ fw_list(struct nft_ctx *nft, struct fwcheck_result *r)
 }
 
 void
-fwcheck_run(const struct fwcheck_target *t, struct fwcheck_result *r)
+fwcheck_ruleset(const struct fwcheck_target *t, struct fwcheck_result *r)
 {
 	struct nft_ctx *nft = nft_ctx_new(NFT_CTX_DEFAULT);
-	char legacy[FW_LEGACY_NAMES_MAX_BYTES], why[FWCHECK_REASON_MAX_BYTES];
 	const char *json;
 
 	if (nft == NULL || nft_ctx_buffer_output(nft) != 0 || nft_ctx_buffer_error(nft) != 0) {
@@ -1153,18 +1156,66 @@ fwcheck_run(const struct fwcheck_target *t, struct fwcheck_result *r)
 		goto out;
 	}
 	json = fw_list(nft, r);
-	if (json == NULL)
-		goto out;
-	fwcheck_judge_json(json, strlen(json), t, r);
+	if (json != NULL)
+		fwcheck_judge_json(json, strlen(json), t, r);
+out:
+	if (nft != NULL)
+		nft_ctx_free(nft);
+}
+
+void
+fwcheck_legacy(struct fwcheck_result *r)
+{
+	char legacy[FW_LEGACY_NAMES_MAX_BYTES], why[FWCHECK_REASON_MAX_BYTES];
+
 	fw_legacy_tables(legacy, sizeof(legacy));
 	if (r->verdict == FWCHECK_OK && legacy[0] != '\0') {
 		snprintf(why, sizeof(why), "iptables-legacy tables (%s) are loaded, and nftables "
 		    "cannot see their rules", legacy);
 		fw_result(r, FWCHECK_UNKNOWN, why);
 	}
-out:
-	if (nft != NULL)
-		nft_ctx_free(nft);
+}
+
+void
+fwcheck_run(const struct fwcheck_target *t, struct fwcheck_result *r)
+{
+	fwcheck_ruleset(t, r);
+	fwcheck_legacy(r);
+}
+
+int
+fwcheck_watch_open(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_NETFILTER);
+	struct sockaddr_nl local = { .nl_family = AF_NETLINK };
+	int group = NFNLGRP_NFTABLES;
+
+	if (fd == -1)
+		return -1;
+	/* Unbound, the socket is in no group whatever it joins. */
+	if (bind(fd, (struct sockaddr *)&local, sizeof(local)) == -1 ||
+	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool
+fwcheck_watch_changed(int fd)
+{
+	bool changed = fd == -1;
+	char byte;
+	ssize_t n;
+
+	/* Each notification is read and dropped whole (MSG_TRUNC): only that
+	 * one came matters. ENOBUFS: some were lost, so something changed. */
+	while (fd != -1 && ((n = recv(fd, &byte, 1, MSG_DONTWAIT | MSG_TRUNC)) >= 0 ||
+	    errno == ENOBUFS || errno == EINTR))
+		changed = true;
+	if (fd != -1 && errno != EAGAIN && errno != EWOULDBLOCK)
+		changed = true;         /* a broken watch trusts nothing */
+	return changed;
 }
 
 const char *

@@ -25,6 +25,7 @@
 #ifndef CORRAL_FWCHECK_H
 #define CORRAL_FWCHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,21 @@ void fwcheck_judge_json(const char *json, size_t len, const struct fwcheck_targe
  * fails: it needs CAP_NET_ADMIN). iptables-legacy tables, which nftables
  * cannot see, turn an "ok" into "unknown". */
 void fwcheck_run(const struct fwcheck_target *t, struct fwcheck_result *r);
+/* fwcheck_run's two halves: the ruleset listed and judged, and the legacy
+ * tables' check on that verdict (a file read: cheap, and no notification
+ * tells of them). */
+void fwcheck_ruleset(const struct fwcheck_target *t, struct fwcheck_result *r);
+void fwcheck_legacy(struct fwcheck_result *r);
+
+/* A watch on the calling network namespace's nftables ruleset: a netlink
+ * socket in NFNLGRP_NFTABLES, which the kernel tells of every change. A
+ * verdict of fwcheck_ruleset stands until the watch sees one, so a status
+ * lists nothing while nothing changed. The socket, or -1 (then every
+ * check lists the ruleset). */
+int fwcheck_watch_open(void);
+/* True when the ruleset may have changed since the last call (a
+ * notification came, or some were lost), or FD is -1; drains FD. */
+bool fwcheck_watch_changed(int fd);
 /* "ok", "at risk" or "unknown". */
 const char *fwcheck_verdict_name(enum fwcheck_verdict v);
 

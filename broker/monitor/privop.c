@@ -81,6 +81,11 @@ struct privop {
 	struct bpfload *bpf;            /* NULL: binaries cannot be identified */
 	struct bpfload_unix *unix_bpf;  /* NULL: no sandbox gets the Unix socket guard */
 	struct privop_sandbox *sandboxes;
+	/* The host firewall's verdict on the ruleset, kept until the watch
+	 * sees a change (fwcheck_watch_open; -1: listed every time). */
+	int fw_watch;
+	bool fw_known;
+	struct fwcheck_result fw_ruleset;
 };
 
 /* FNV-1a: the instance id is a stable short name of the state folder, so a
@@ -182,6 +187,8 @@ privop_new(const struct monitor_setup *cfg, char **err)
 	p->log_group = (uint16_t)(PRIVOP_NFLOG_BASE | (h & 0x7fff));
 	p->bypass_fd = -1;
 	p->sandboxes_fd = -1;
+	/* Before the first listing: a change after it is then seen. */
+	p->fw_watch = fwcheck_watch_open();
 	p->self_netns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (p->self_netns == -1 || privop_setup_dirs(p, err) == -1)
 		goto fail;
@@ -226,6 +233,8 @@ privop_free(struct privop *p)
 		close(p->sandboxes_fd);
 	if (p->bypass_fd != -1)
 		close(p->bypass_fd);
+	if (p->fw_watch != -1)
+		close(p->fw_watch);
 	free(p->bypass_why);
 	free(p->state_dir);
 	free(p->init_path);
@@ -271,7 +280,12 @@ privop_firewall(struct privop *p, char *line, size_t size)
 	struct fwcheck_result r;
 
 	t.own_table = fence_table(p->fence);
-	fwcheck_run(&t, &r);
+	if (fwcheck_watch_changed(p->fw_watch) || !p->fw_known) {
+		fwcheck_ruleset(&t, &p->fw_ruleset);
+		p->fw_known = true;
+	}
+	r = p->fw_ruleset;
+	fwcheck_legacy(&r);
 	if (r.verdict == FWCHECK_OK)
 		snprintf(line, size, "%s", fwcheck_verdict_name(r.verdict));
 	else

@@ -40,6 +40,8 @@ out=$(corral status)
 tb_exec_host nft delete table inet fwprobe
 check_contains "and names a drop-policy input chain that would stop it" "$out" \
 	"Firewall: at risk: table inet fwprobe, chain input: policy drop"
+check_contains "its verdict kept between changes, a change is seen at once" \
+	"$(corral status)" "Firewall: ok"
 
 out=$(corral sandbox create --root "$ws" --root "$ro:ro" --name t1 --session s1 --agent a1 --json)
 rc=$?
