@@ -758,7 +758,8 @@ h2_response(struct h2_stream *st, bool end_stream)
 		h2_answer(st, 502, "upstream_body_encoded", "-", "-");
 		return;
 	}
-	st->down_end = end_stream;
+	/* A held response's body may have ended already. */
+	st->down_end = st->down_end || end_stream;
 	n = h2_nv_of(&st->resp, nv, H2_HEADERS_MAX);
 	(void)nghttp2_submit_response(st->h->c, st->cid, nv, n, end_stream ? NULL : &prd);
 }

@@ -4,12 +4,14 @@
 # Sets up: the bed; corrald with egress.upstream_ca_file naming the bed's
 # CA; a sandbox h2 with --secret gh, whose policy terminates
 # api.github.com:443 with method and path rules and registry.npmjs.org:443
-# with none, and passes github.com:443 through.
+# with none, and passes github.com:443 through; nghttpd (nghttp2-server)
+# on registry.npmjs.org:8446, answering each request at its HEADERS
+# (--early-response), terminated too.
 # Does: curl --http2 through CONNECT, several requests multiplexed on one
 # connection with a refused one among them, nghttp (nghttp2's client)
 # through the fence with streams at once, the secret's placeholder in a
 # header toward its host and toward another, a host that echoes it back,
-# a client that offers only HTTP/1.1.
+# a client that offers only HTTP/1.1; request bodies that end late.
 # Expects: h2 on both sides (nginx logs HTTP/2.0); refused streams answered
 # with the proxy's 403 while the others pass; the secret swapped in on h2
 # as on HTTP/1.1, misuse refused, an echo never delivered; one request
@@ -18,8 +20,8 @@
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
 tb_need_root
-command -v nghttp >/dev/null ||
-	{ echo "1..0 # SKIP nghttp is not installed (nghttp2-client, tests/install-deps test)"; exit 0; }
+command -v nghttp >/dev/null && command -v nghttpd >/dev/null ||
+	{ echo "1..0 # SKIP nghttp or nghttpd is not installed (nghttp2-client, nghttp2-server: tests/install-deps test)"; exit 0; }
 corral_install_traps
 tb_up >/dev/null || { echo "Bail out! no test bed"; exit 1; }
 
@@ -36,6 +38,12 @@ corral() { corral_cli "$@"; }
 ws=$TB_DIR/ws
 mkdir -p "$ws" && chown -R 1000:1000 "$ws" && chmod 0755 "$TB_DIR"
 
+# An upstream that answers before a request's body ended.
+mkdir -p "$TB_DIR/h2docs" && echo "early file" >"$TB_DIR/h2docs/file" &&
+	tb_spawn_inet nghttpd nghttpd --early-response --address="$(tb_addr registry.npmjs.org)" \
+		-d "$TB_DIR/h2docs" 8446 "$TB_DIR/pki/server.key" "$TB_DIR/pki/server.pem" &&
+	tb_wait_listen inet 8446 || { echo "Bail out! no nghttpd"; exit 1; }
+
 corral_file "$TB_DIR/h2.yaml" <<'YAML'
 version: 1
 network_policies:
@@ -47,6 +55,7 @@ network_policies:
         rules:
           - {methods: [GET], paths: [/echo, /zen, /echo-auth, /]}
       - {host: registry.npmjs.org, port: 443, tls: terminate}
+      - {host: registry.npmjs.org, port: 8446, tls: terminate}
     binaries: [{path: "/**"}]
   code:
     endpoints:
@@ -112,6 +121,24 @@ recs = [json.loads(l) for l in open(sys.argv[1])]
 assert any(r["event"] == "request" and r["reason"] == "secret_misuse" and
            r["method"] == "POST" and r["host"] == "registry.npmjs.org" and
            r["secrets"] == "gh" for r in recs), recs' "$ledger"
+# A body that comes late: nginx answers before it ended, and its answer
+# waits for that end (a placeholder may yet come); then it goes whole.
+out=$(inside sh -c '(sleep 0.5; echo late) | curl -sS --http2 --max-time 5 -w " %{http_version}" --data-binary @- https://registry.npmjs.org/echo' 2>&1)
+check_eq "an answer before a late body's end goes once the body ended, over h2" \
+	"POST /echo host=registry.npmjs.org scheme=https
+ 2" "$out"
+out=$(inside sh -c '(sleep 0.5; echo late) | curl -sS --http2 --max-time 5 -w " %{http_version}" --data-binary @- https://registry.npmjs.org:8446/file' 2>&1)
+check_eq "an upstream that answers at the request's HEADERS is heard once its body ended" \
+	"early file
+ 2" "$out"
+out=$(inside sh -c '(sleep 0.5; echo "t=$GH_TOKEN") | curl -sS --http2 --max-time 5 --data-binary @- https://registry.npmjs.org:8446/file' 2>&1)
+check_contains "but not when the body's end holds a placeholder: the stream is refused" \
+	"$out" '"reason":"secret_misuse"'
+check_lacks "and the upstream's early answer never reaches the sandbox" "$out" "early file"
+out=$(inside sh -c '(sleep 0.5; echo late) | curl -sS --http1.1 --max-time 5 -w " %{http_version}" -T - https://registry.npmjs.org/echo' 2>&1)
+check_eq "and over HTTP/1.1 (a chunked upload)" \
+	"PUT /echo host=registry.npmjs.org scheme=https
+ 1.1" "$out"
 out=$(inside sh -c 'curl -sS --http2 --max-time 5 -H "Authorization: token $GH_TOKEN" https://api.github.com/echo-auth' 2>&1)
 check_lacks "a host echoing the value over h2 sends the sandbox none of it" "$out" "$GH_REAL"
 check "the connection ended for it" corral_ledger_wait event=close reason=secret_echoed

@@ -89,6 +89,8 @@ struct bed {
 	SSL_CTX *upstream_server_ctx;   /* kept across runs: its tickets resume */
 	uint16_t port;                  /* the connection's (443) */
 	bool upstream_resumed;          /* the upstream's handshake resumed a session */
+	const char *request_tail;       /* the rest of requests[0], sent 100 ms later */
+	bool upstream_early;            /* it answers a request's head at once, then reads on */
 };
 
 static struct bed bed;
@@ -194,6 +196,10 @@ client_main(void *arg)
 		snprintf(b->client_alpn_got, sizeof(b->client_alpn_got), "%.*s", (int)len, proto);
 		for (size_t i = 0; i < b->nrequests; i++) {
 			SSL_write(ssl, b->requests[i], (int)strlen(b->requests[i]));
+			if (i == 0 && b->request_tail != NULL) {
+				usleep(100000);
+				SSL_write(ssl, b->request_tail, (int)strlen(b->request_tail));
+			}
 			if (!read_message(ssl, b->answers[i], TEXT_MAX))
 				break;
 		}
@@ -234,6 +240,28 @@ upstream_write(SSL *ssl, const char *fmt, ...)
 /* The upstream: answers each request with a 200 whose body is "ok", or a
  * chunked one for a path that asks for it; /echo and /echo64 send the
  * secret's value back, /silent nothing. */
+/* The upstream of an early answer: the first request's head read, 200
+ * at once, then whatever else comes, into seen[1], to the end. */
+static void
+upstream_answer_early(SSL *ssl, struct bed *b)
+{
+	size_t n = 0;
+	int r;
+
+	while (strstr(b->seen[0], "\r\n\r\n") == NULL &&
+	    (r = SSL_read(ssl, b->seen[0] + n, (int)(TEXT_MAX - n - 1))) > 0) {
+		n += (size_t)r;
+		b->seen[0][n] = '\0';
+	}
+	b->nseen = 1;
+	upstream_write(ssl, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+	n = 0;
+	while ((r = SSL_read(ssl, b->seen[1] + n, (int)(TEXT_MAX - n - 1))) > 0) {
+		n += (size_t)r;
+		b->seen[1][n] = '\0';
+	}
+}
+
 static void *
 upstream_main(void *arg)
 {
@@ -250,7 +278,9 @@ upstream_main(void *arg)
 	}
 	ssl = SSL_new(ctx);
 	SSL_set_fd(ssl, b->upstream_fd);
-	if (SSL_accept(ssl) == 1) {
+	if (SSL_accept(ssl) == 1 && b->upstream_early) {
+		upstream_answer_early(ssl, b);
+	} else if (SSL_is_init_finished(ssl)) {
 		b->upstream_resumed = SSL_session_reused(ssl) == 1;
 		while (b->nseen < SEEN_MAX && read_message(ssl, b->seen[b->nseen], TEXT_MAX)) {
 			const char *seen = b->seen[b->nseen++];
@@ -492,6 +522,61 @@ test_a_placeholder_in_a_body_is_refused_before_it_goes(void **state)
 	assert_int_equal(bed.refused_told, 1);
 	assert_string_equal(bed.done_why, "secret_misuse");
 	free(post);
+}
+
+/* A POST whose body's end comes 100 ms after its head, to an upstream
+ * that answers the head at once: TAIL ends the body. */
+static char *
+late_body_request(const char *tail, char **rest)
+{
+	char *head;
+
+	assert_true(asprintf(&head, "POST /late HTTP/1.1\r\nHost: " HOST "\r\n"
+	    "Content-Length: %zu\r\n\r\nfirst=1&", strlen("first=1&") + strlen(tail)) > 0);
+	*rest = strdup(tail);
+	return head;
+}
+
+static void
+test_an_early_answer_waits_for_the_body_s_end(void **state)
+{
+	char *tail, *head = late_body_request("last=2", &tail);
+
+	(void)state;
+	bed.upstream_early = true;
+	bed.requests[0] = head;
+	bed.request_tail = tail;
+	bed.nrequests = 1;
+	run();
+	/* The upstream's answer, once the body ended. */
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 200 OK\r\n", 17) == 0);
+	assert_non_null(strstr(bed.seen[1], "last=2"));
+	free(head);
+	free(tail);
+}
+
+static void
+test_a_placeholder_in_a_late_body_is_refused_for_all_the_early_answer(void **state)
+{
+	char *tail, *head, *ph;
+
+	(void)state;
+	assert_true(asprintf(&ph, "token=%s", bed.placeholder) > 0);
+	head = late_body_request(ph, &tail);
+	bed.upstream_early = true;
+	bed.requests[0] = head;
+	bed.request_tail = tail;
+	bed.nrequests = 1;
+	run();
+	/* The upstream answered 200 before the placeholder came: the sandbox
+	 * reads the refusal, never that 200. */
+	assert_true(strncmp(bed.answers[0], "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"secret_misuse\""));
+	assert_null(strstr(bed.seen[1], bed.placeholder));
+	assert_string_equal(bed.done_why, "secret_misuse");
+	free(head);
+	free(tail);
+	free(ph);
 }
 
 static void
@@ -871,6 +956,11 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_bodies_both_ways, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_placeholder_in_a_body_is_refused_before_it_goes,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_early_answer_waits_for_the_body_s_end,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_placeholder_in_a_late_body_is_refused_for_all_the_early_answer,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_another_host_behind_the_name_is_refused, setup,
 		    teardown),
