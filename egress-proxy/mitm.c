@@ -429,7 +429,7 @@ mitm_echo_add(struct mitm *m, const char *form, size_t len, bool owned)
 static int
 mitm_echo_of(struct mitm *m, const struct secretsub_secret *sec)
 {
-	size_t size = strlen(sec->value) * 4 / 3 + 8, len;
+	size_t size = SECRETSUB_ECHO_FORM_BYTES(strlen(sec->value)), len;
 	char *form;
 
 	if (sec->echoes != NULL) {

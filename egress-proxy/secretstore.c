@@ -74,7 +74,7 @@ secretstore_free(struct secretstore *s)
 static size_t
 secretstore_form_bytes(const char *value)
 {
-	return strlen(value) * 4 / 3 + 8;
+	return SECRETSUB_ECHO_FORM_BYTES(strlen(value));
 }
 
 static size_t

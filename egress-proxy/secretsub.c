@@ -580,6 +580,21 @@ secretsub_echo_form(const char *value, unsigned i, char *out, size_t size)
 		memcpy(out, value, vlen + 1);
 		return vlen;
 	}
+	if (i == SECRETSUB_ECHO_FORMS - 1) {
+		struct buf *b = buf_new(SECRETSUB_ECHO_FORM_BYTES(vlen));
+
+		n = 0;
+		if (b != NULL)
+			buf_set_secret(b);
+		if (b != NULL && secretsub_put_encoded(b, value) == 0 && buf_len(b) != vlen &&
+		    buf_len(b) + 1 <= size) {
+			n = buf_len(b);
+			memcpy(out, buf_data(b), n);
+			out[n] = '\0';
+		}
+		buf_free(b);
+		return n;
+	}
 	skip = i - 1;
 	n = vlen > skip ? (vlen - skip) / 3 * 3 : 0;
 	if (i >= SECRETSUB_ECHO_FORMS || n == 0 || n / 3 * 4 + 1 > size)

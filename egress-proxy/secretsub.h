@@ -53,13 +53,17 @@ struct secretsub_secret {
 	size_t nquery;
 };
 
-#define SECRETSUB_ECHO_FORMS 4          /* the value, and its base64 at 3 alignments */
+#define SECRETSUB_ECHO_FORMS 5          /* the value, its base64 at 3 alignments,
+					 * and its percent-encoding */
+#define SECRETSUB_ECHO_FORM_BYTES(vlen) ((vlen) * 3 + 8)        /* room for any form */
 
 /* Echo form I of VALUE into OUT (SIZE bytes): 0 is the value itself; 1-3
  * its base64 where its byte I-1 starts a 3-byte group of a longer text (a
  * Basic credential's "user:VALUE"), the characters that depend on VALUE's
- * bytes alone, to its last whole group. Its length (0: none, the value is
- * too short; SIZE must hold the value's length * 4 / 3 + 2). */
+ * bytes alone, to its last whole group; 4 the value as it goes into a
+ * query (percent-encoded: an upstream echoing its request line sends that
+ * back). Its length (0: none, the value is too short, or its encoding is
+ * the value itself; SIZE must be SECRETSUB_ECHO_FORM_BYTES of its length). */
 size_t secretsub_echo_form(const char *value, unsigned i, char *out, size_t size);
 
 /* A placeholder of VALUE's shape into OUT (SIZE bytes): its prefix when it

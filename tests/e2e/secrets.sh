@@ -28,6 +28,7 @@ tb_up >/dev/null || { echo "Bail out! no test bed"; exit 1; }
 
 GH_REAL=gho_R3alT0kenNeverInside0123456789abcd
 NPM_REAL=npm_AlsoReal0nlyInTheBroker9876543210xy
+SYM_REAL='sym+Real/Value=With+Symbols/0123456789'
 ca=$(tb_ca_file)
 port=$(tb_free_port)
 corral_config "$TB_DIR/corrald.yaml" "upstream_ca_file: $ca" <<YAML
@@ -39,6 +40,11 @@ secrets:
     hosts: [registry.npmjs.org:443]
     env: [NPM_TOKEN]
     query: [token]
+  - name: sym
+    from: env:CORRAL_TEST_SYM
+    hosts: [registry.npmjs.org:443]
+    env: [SYM_TOKEN]
+    query: [key]
 YAML
 corral_start corrald "$TB_DIR/corrald.yaml" "$port"
 CORRAL_SOCK="$TB_DIR/corrald.sock"
@@ -70,7 +76,7 @@ git init -q --bare "$TB_DIR/www/private/acme/app.git" &&
 # --- The CLI refuses what cannot be a secret, before anything is made.
 out=$(CORRAL_TEST_NPM=$NPM_REAL corral sandbox create --root "$ws" --secret nope 2>&1)
 check_contains "an unknown secret is refused, naming the known ones" "$out" \
-	"unknown secret 'nope' (known: gh, npm)"
+	"unknown secret 'nope' (known: gh, npm, sym)"
 out=$(corral sandbox create --root "$ws" --secret npm 2>&1)
 check_contains "a source that is not there is refused" "$out" \
 	"--secret npm: the variable CORRAL_TEST_NPM is not set"
@@ -86,8 +92,8 @@ check_contains "an unreadable file source is refused, naming it" "$out" \
 check_eq "none of them made a sandbox" "" "$(corral sandbox list | tail -n +2)"
 
 # --- A strict sandbox with gh's token and the configuration's npm token.
-CORRAL_TEST_NPM=$NPM_REAL corral sandbox create --root "$ws" --home "$home" --name sec \
-	--secret gh --secret npm >/dev/null ||
+CORRAL_TEST_NPM=$NPM_REAL CORRAL_TEST_SYM=$SYM_REAL corral sandbox create --root "$ws" \
+	--home "$home" --name sec --secret gh --secret npm --secret sym >/dev/null ||
 	{ echo "Bail out! cannot create the sandbox"; exit 1; }
 inside() { corral exec sec -- "$@"; }
 ledger=$TB_DIR/log/egress.jsonl
@@ -140,6 +146,20 @@ inside sh -c 'curl -sS --max-time 5 --http2 -o /dev/null "https://registry.npmjs
 check_contains "over HTTP/2 too" "$(cat "$http_log")" "\"GET /q2?token=$NPM_REAL HTTP/2.0\""
 out=$(inside sh -c 'curl -sS --max-time 5 "https://registry.npmjs.org/q3?t=$NPM_TOKEN"' 2>&1)
 check_contains "another parameter is misuse" "$out" '"reason":"secret_misuse"'
+# A value with symbols goes into a query percent-encoded; an upstream that
+# echoes its request line sends that form back, which is searched too.
+sym_enc=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' \
+	"$SYM_REAL")
+ph_enc=$(inside python3 -c 'import os, urllib.parse
+print(urllib.parse.quote(os.environ["SYM_TOKEN"], safe=""))')
+inside curl -sS --max-time 5 --http1.1 -o /dev/null "https://registry.npmjs.org/q4?key=$ph_enc" \
+	>/dev/null 2>&1
+check_contains "a value with symbols goes into the query percent-encoded" "$(cat "$http_log")" \
+	"\"GET /q4?key=$sym_enc HTTP/1.1\""
+out=$(inside curl -sS --max-time 5 "https://registry.npmjs.org/echo?key=$ph_enc" 2>&1)
+check_lacks "an upstream echoing that request line sends the sandbox none of it" "$out" "$sym_enc"
+check "the connection ended for it" corral_ledger_wait event=close host=registry.npmjs.org \
+	reason=secret_echoed
 check "the ledger keeps the placeholder's request line, never the value" python3 -c '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]

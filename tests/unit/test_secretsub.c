@@ -396,6 +396,27 @@ test_a_value_in_a_query_is_percent_encoded(void **state)
 	free(head);
 }
 
+static void
+test_a_value_s_echo_forms(void **state)
+{
+	static const char sym[] = "ab+c/d=e&f";
+	char out[SECRETSUB_ECHO_FORM_BYTES(64)];
+
+	(void)state;
+	assert_int_equal(secretsub_echo_form(sym, 0, out, sizeof(out)), strlen(sym));
+	assert_string_equal(out, sym);
+	/* base64 of "ab+c/d=e&" from its first byte, whole groups only */
+	assert_int_equal(secretsub_echo_form(sym, 1, out, sizeof(out)), 12);
+	assert_string_equal(out, "YWIrYy9kPWUm");
+	/* As it goes into a query, and as an upstream echoing it sends it back. */
+	assert_int_equal(secretsub_echo_form(sym, SECRETSUB_ECHO_FORMS - 1, out, sizeof(out)),
+	    strlen("ab%2Bc%2Fd%3De%26f"));
+	assert_string_equal(out, "ab%2Bc%2Fd%3De%26f");
+	/* A value of unreserved characters alone is its own encoding: no form. */
+	assert_int_equal(secretsub_echo_form(GH_VALUE, SECRETSUB_ECHO_FORMS - 1, out,
+	    sizeof(out)), 0);
+}
+
 /* Feeds TEXT to SC in pieces of STEP bytes: the secret found, or NULL,
  * and in *AT the piece's end where it was. */
 static const char *
@@ -478,6 +499,7 @@ main(void)
 		cmocka_unit_test(test_heads_it_will_not_read),
 		cmocka_unit_test(test_a_head_too_big_once_swapped),
 		cmocka_unit_test(test_find_names_the_secret_in_bytes),
+		cmocka_unit_test(test_a_value_s_echo_forms),
 		cmocka_unit_test(test_a_named_query_parameter_takes_the_value),
 		cmocka_unit_test(test_a_query_placeholder_anywhere_else_is_misuse),
 		cmocka_unit_test(test_a_value_in_a_query_is_percent_encoded),
