@@ -334,13 +334,28 @@ h2_scan_push(struct h2_stream *st, bool final)
 			mitm_end(m, "secret_echoed");
 			return false;
 		}
-		keep = final ? 0 : mitm_echo_partial(m, data, len);
+		keep = final ? 0 : mitm_hold(m, len);
 	} else {
 		keep = 0;
 	}
 	evbuffer_remove_buffer(st->scan, st->down, len - keep);
 	nghttp2_session_resume_data(st->h->c, st->cid);
 	return true;
+}
+
+void
+mitm_h2_release(struct mitm *m)
+{
+	struct h2_stream *st, *next;
+
+	if (m->h2s == NULL)
+		return;
+	for (st = m->h2s->streams; st != NULL && !m->ended; st = next) {
+		next = st->next;
+		if (!st->answered && evbuffer_get_length(st->scan) > 0)
+			(void)h2_scan_push(st, true);
+	}
+	h2_flush(m->h2s);
 }
 
 /* --- The proxy's own answers -------------------------------------------- */
@@ -404,6 +419,7 @@ h2_refusal(struct h2_stream *st, const char *method, const char *path)
 		"OPTIONS" };
 	const struct h2_header *authority = h2_headers_get(&st->req, ":authority");
 	const struct h2_header *host = h2_headers_get(&st->req, "host");
+	const struct h2_header *scheme = h2_headers_get(&st->req, ":scheme");
 	struct mitm *m = st->h->m;
 	bool known = false;
 
@@ -411,7 +427,8 @@ h2_refusal(struct h2_stream *st, const char *method, const char *path)
 		known |= strcmp(method, methods[i]) == 0;
 	if (!known)
 		return strcmp(method, "CONNECT") == 0 ? "upgrade_not_allowed" : "method_not_supported";
-	if (path[0] != '/')
+	/* Over TLS the scheme is https; anything else would go on unread. */
+	if (path[0] != '/' || scheme == NULL || strcmp(scheme->value, "https") != 0)
 		return "request_target_invalid";
 	if (strlen(path) >= H2_TARGET_MAX_BYTES)
 		return "target_too_long";

@@ -27,6 +27,11 @@ struct secretsub_scan;
 #define MITM_TARGET_MAX_BYTES 2048      /* as the ledger keeps it */
 #define MITM_TARGET_SHOWN_BYTES 256     /* in the proxy's own answers */
 #define MITM_ECHO_MAX (SECRETSUB_MAX * SECRETSUB_ECHO_FORMS)
+/* How long the end of a stream still coming (a WebSocket's, a body's not
+ * yet ended) is held back when it could begin a secret's value: long
+ * enough for the rest of a value a host sent in two writes, short enough
+ * for a conversation. */
+#define MITM_HOLD_MS 200
 
 enum mitm_stage {
 	MITM_REQ_HEAD,                  /* reading the next request's head */
@@ -77,6 +82,7 @@ struct mitm {
 	bool echo_owned[MITM_ECHO_MAX];
 	size_t echo_len[MITM_ECHO_MAX], nechoes, echo_longest;
 	struct evbuffer *scan;
+	struct event *hold;             /* releases what the search holds back */
 	bool rechunk;                   /* the scan holds a chunked body's content: */
 					/* it goes out in chunks of ours */
 	struct secretsub_scan *body_scan;       /* placeholders in a request's body */
@@ -106,9 +112,12 @@ char *mitm_answer_body(const struct mitm *m, int status, const char *reason, con
     const char *target, size_t *len);
 /* True when DATA (LEN bytes) holds a secret's value in a form searched for. */
 bool mitm_echo_in(const struct mitm *m, const void *data, size_t len);
-/* The longest end of DATA (LEN bytes) that begins some form: bytes that
- * wait for the next ones before they may go. */
-size_t mitm_echo_partial(const struct mitm *m, const void *data, size_t len);
+/* How many of the last LEN bytes searched wait for the next ones before
+ * they may go: as many as the longest form less one, whatever they hold
+ * (a hold that depended on them would tell the sandbox, a byte at a time,
+ * which bytes begin a value), released by M's hold timer, armed here,
+ * when nothing follows. */
+size_t mitm_hold(struct mitm *m, size_t len);
 /* Searches the next LEN bytes at DATA of a request's body (its search
  * *SC, made at first use; reset it for each body) for the sandbox's
  * placeholders: the misused secret's name, or NULL. A placeholder may go
@@ -134,5 +143,7 @@ void mitm_h2_client_turn(struct mitm *m);
 void mitm_h2_upstream_turn(struct mitm *m);
 /* Frees the h2 half; NULL is fine. */
 void mitm_h2_free(struct mitm_h2 *h);
+/* The hold timer went off: what every stream's search held goes on. */
+void mitm_h2_release(struct mitm *m);
 
 #endif

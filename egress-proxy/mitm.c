@@ -350,6 +350,8 @@ mitm_stop(struct mitm *m)
 		event_del(m->finish);
 	if (m->idle != NULL)
 		evtimer_del(m->idle);
+	if (m->hold != NULL)
+		evtimer_del(m->hold);
 }
 
 void
@@ -393,6 +395,8 @@ mitm_free(struct mitm *m)
 		event_free(m->finish);
 	if (m->idle != NULL)
 		event_free(m->idle);
+	if (m->hold != NULL)
+		event_free(m->hold);
 	if (m->scan != NULL)
 		evbuffer_free(m->scan);
 	secretsub_scan_free(m->body_scan);
@@ -476,21 +480,14 @@ mitm_echo_in(const struct mitm *m, const void *data, size_t len)
 }
 
 size_t
-mitm_echo_partial(const struct mitm *m, const void *bytes, size_t len)
+mitm_hold(struct mitm *m, size_t len)
 {
-	const unsigned char *data = bytes;
-	size_t keep = 0;
+	size_t keep = m->echo_longest > 1 ? m->echo_longest - 1 : 0;
+	struct timeval tv = mitm_ms(MITM_HOLD_MS);
 
-	for (size_t i = 0; i < m->nechoes; i++) {
-		size_t most = m->echo_len[i] - 1 < len ? m->echo_len[i] - 1 : len;
-
-		for (size_t k = most; k > keep; k--) {
-			if (memcmp(data + len - k, m->echo[i], k) == 0) {
-				keep = k;
-				break;
-			}
-		}
-	}
+	keep = keep < len ? keep : len;
+	if (keep > 0 && m->hold != NULL && !evtimer_pending(m->hold, NULL))
+		evtimer_add(m->hold, &tv);
 	return keep;
 }
 
@@ -517,7 +514,7 @@ mitm_scan_push(struct mitm *m, bool final)
 		mitm_end(m, "secret_echoed");
 		return false;
 	}
-	keep = final ? 0 : mitm_echo_partial(m, data, len);
+	keep = final ? 0 : mitm_hold(m, len);
 	/* A chunked body searched as its content goes on in chunks of ours. */
 	if (m->rechunk && len > keep)
 		evbuffer_add_printf(bufferevent_get_output(m->client), "%zx\r\n", len - keep);
@@ -610,9 +607,12 @@ mitm_tell(struct mitm *m, const char *method, const char *target, const char *re
 /* --- Moving bytes -------------------------------------------------------- */
 
 /* How many of the bytes FROM holds belong to the message body B, its
- * state moved past them; *BROKEN when its framing is. */
+ * state moved past them; *BROKEN when its framing is. With M, a chunked
+ * body's content (not its framing, which could cut a placeholder in two)
+ * is searched for placeholders on the way: *WHICH names one found. */
 static size_t
-mitm_body_take(struct mitm_body *b, struct evbuffer *from, bool *broken)
+mitm_body_take(struct mitm_body *b, struct evbuffer *from, bool *broken, struct mitm *m,
+    const char **which)
 {
 	size_t avail = evbuffer_get_length(from), n = 0;
 
@@ -626,13 +626,28 @@ mitm_body_take(struct mitm_body *b, struct evbuffer *from, bool *broken)
 		int nv = evbuffer_peek(from, (ev_ssize_t)avail, NULL, v, 8);
 
 		for (int i = 0; i < nv && i < 8 && !h1_chunked_done(&b->chunked); i++) {
-			ssize_t got = h1_chunked_feed(&b->chunked, v[i].iov_base, v[i].iov_len);
+			const uint8_t *p = v[i].iov_base;
+			size_t left = v[i].iov_len;
 
-			if (got < 0) {
-				*broken = true;
-				return 0;
+			while (left > 0 && !h1_chunked_done(&b->chunked)) {
+				size_t off, run;
+				ssize_t got = h1_chunked_feed_data(&b->chunked, p, left, &off, &run);
+				bool failed = false;
+
+				if (got < 0) {
+					*broken = true;
+					return 0;
+				}
+				if (m != NULL && run > 0 && *which == NULL)
+					*which = mitm_body_misuse(m, &m->body_scan, p + off, run, &failed);
+				if (failed) {
+					*broken = true;
+					return 0;
+				}
+				n += (size_t)got;
+				p += got;
+				left -= (size_t)got;
 			}
-			n += (size_t)got;
 		}
 	}
 	return n;
@@ -663,7 +678,8 @@ static bool
 mitm_move_body(struct mitm_body *b, struct evbuffer *from, struct evbuffer *to,
     uint64_t *count, bool *broken)
 {
-	size_t n = mitm_body_take(b, from, broken);
+	const char *which = NULL;
+	size_t n = mitm_body_take(b, from, broken, NULL, &which);
 
 	if (*broken)
 		return false;
@@ -686,21 +702,21 @@ mitm_body_misuse(struct mitm *m, struct secretsub_scan **sc, const void *data, s
 }
 
 /* Searches the first N bytes of IN, the request's body, for placeholders
- * before they go: false when one was there (the request is refused, the
- * connection closes: the upstream has its head already) or memory ran
- * out. */
+ * before they go (*WHICH: what mitm_body_take found in a chunked body's
+ * content, which it searched itself): false when one was there (the
+ * request is refused, the connection closes: the upstream has its head
+ * already) or memory ran out. */
 static bool
-mitm_body_clean(struct mitm *m, struct evbuffer *in, size_t n)
+mitm_body_clean(struct mitm *m, struct evbuffer *in, size_t n, const char *which)
 {
 	struct evbuffer_ptr at;
 	struct evbuffer_iovec v;
-	const char *which = NULL;
 	bool failed = false;
 
-	if (m->cfg->nsecrets == 0 || n == 0)
+	if (m->cfg->nsecrets == 0 || (n == 0 && which == NULL))
 		return true;
 	evbuffer_ptr_set(in, &at, 0, EVBUFFER_PTR_SET);
-	while (n > 0 && which == NULL && !failed &&
+	while (m->body.kind != H1_BODY_CHUNKED && n > 0 && which == NULL && !failed &&
 	    evbuffer_peek(in, (ev_ssize_t)n, &at, &v, 1) >= 1) {
 		size_t len = v.iov_len < n ? v.iov_len : n;
 
@@ -1095,13 +1111,15 @@ mitm_client_turn(struct mitm *m)
 		case MITM_SKIP_BODY: {
 			bool skip = m->stage == MITM_SKIP_BODY;
 			uint64_t ignored = 0;
-			size_t n = mitm_body_take(&m->body, in, &broken);
+			const char *which = NULL;
+			size_t n = mitm_body_take(&m->body, in, &broken,
+			    skip || m->cfg->nsecrets == 0 ? NULL : m, &which);
 
 			if (broken) {
 				mitm_end(m, "request_body_framing");
 				return;
 			}
-			if (!skip && !mitm_body_clean(m, in, n))
+			if (!skip && !mitm_body_clean(m, in, n, which))
 				return;
 			mitm_move(in, skip ? NULL : bufferevent_get_output(m->upstream), n,
 			    skip ? &ignored : &m->up);
@@ -1283,6 +1301,23 @@ mitm_on_upstream_read(struct bufferevent *bev, void *arg)
 		mitm_h2_upstream_turn(m);
 	else
 		mitm_upstream_turn(m);
+}
+
+/* The hold timer: nothing followed what the search held back, which
+ * therefore goes on as it is (searched already). */
+static void
+mitm_on_hold(evutil_socket_t fd, short what, void *arg)
+{
+	struct mitm *m = arg;
+
+	(void)fd;
+	(void)what;
+	if (m->ended)
+		return;
+	if (m->h2)
+		mitm_h2_release(m);
+	else
+		(void)mitm_scan_push(m, true);
 }
 
 /* The idle timer: ends M when neither side moved a byte for idle_ms,
@@ -1633,7 +1668,8 @@ mitm_start(struct event_base *base, const struct mitm_config *cfg, const char *h
 	m->port = port;
 	if ((m->finish = evtimer_new(base, mitm_on_finish, m)) == NULL ||
 	    (cfg->idle_ms > 0 && (m->idle = evtimer_new(base, mitm_on_idle, m)) == NULL) ||
-	    mitm_echo_learn(m) == -1)
+	    mitm_echo_learn(m) == -1 ||
+	    (m->nechoes > 0 && (m->hold = evtimer_new(base, mitm_on_hold, m)) == NULL))
 		goto fail_nomem;
 	/* The bytes already read (a ClientHello) are the TLS layer's first. */
 	if ((m->under = bufferevent_socket_new(base, client_fd, BEV_OPT_CLOSE_ON_FREE)) == NULL)

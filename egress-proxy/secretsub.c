@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -312,21 +313,16 @@ secretsub_header(struct secretsub_line *l, const char *line, size_t len)
 	    SECRETSUB_TOO_BIG;
 }
 
+static int secretsub_put_escaped_char(struct buf *b, char c, unsigned style);
+
 /* Appends VALUE percent-encoded but its unreserved characters (RFC 3986
  * section 2.3): a value's '&', '+' or '#' would end or change the query. */
 static int
 secretsub_put_encoded(struct buf *out, const char *value)
 {
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (const char *c = value; *c != '\0'; c++) {
-		char e[3] = { '%', hex[(unsigned char)*c >> 4], hex[(unsigned char)*c & 15] };
-		bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-		    (*c >= '0' && *c <= '9') || strchr("-._~", *c) != NULL;
-
-		if ((plain ? buf_append(out, c, 1) : buf_append(out, e, 3)) == -1)
+	for (const char *c = value; *c != '\0'; c++)
+		if (secretsub_put_escaped_char(out, *c, 0) == -1)
 			return -1;
-	}
 	return 0;
 }
 
@@ -569,6 +565,58 @@ secretsub_scan_next(struct secretsub_scan *sc, const struct secretsub_secret *s,
 	return NULL;
 }
 
+/* Appends C as the escape STYLE of secretsub_echo_form (4 + STYLE). */
+static int
+secretsub_put_escaped_char(struct buf *b, char c, unsigned style)
+{
+	static const char hex[] = "0123456789ABCDEF", lower[] = "0123456789abcdef";
+	bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	    strchr("-._~", c) != NULL;
+	char e[8];
+
+	if (style <= 1 && !plain) {
+		const char *h = style == 0 ? hex : lower;
+
+		e[0] = '%';
+		e[1] = h[(unsigned char)c >> 4];
+		e[2] = h[(unsigned char)c & 15];
+		return buf_append(b, e, 3);
+	}
+	if (style >= 2 && (c == '"' || c == '\\' || (style == 4 && c == '/'))) {
+		e[0] = '\\';
+		e[1] = c;
+		return buf_append(b, e, 2);
+	}
+	if (style == 3 && (c == '<' || c == '>' || c == '&')) {
+		snprintf(e, sizeof(e), "\\u%04x", (unsigned)c);
+		return buf_append(b, e, 6);
+	}
+	return buf_append(b, &c, 1);
+}
+
+/* VALUE escaped in STYLE into OUT (SIZE bytes): its length, or 0 when the
+ * escape leaves it as it is or does not fit. */
+static size_t
+secretsub_escaped_form(const char *value, unsigned style, char *out, size_t size)
+{
+	size_t vlen = strlen(value), n = 0;
+	struct buf *b = buf_new(SECRETSUB_ECHO_FORM_BYTES(vlen));
+	bool ok = b != NULL && style <= 4;
+
+	if (b != NULL)
+		buf_set_secret(b);
+	for (const char *c = value; ok && *c != '\0'; c++)
+		ok = secretsub_put_escaped_char(b, *c, style) == 0;
+	if (ok && (buf_len(b) != vlen || memcmp(buf_data(b), value, vlen) != 0) &&
+	    buf_len(b) + 1 <= size) {
+		n = buf_len(b);
+		memcpy(out, buf_data(b), n);
+		out[n] = '\0';
+	}
+	buf_free(b);
+	return n;
+}
+
 size_t
 secretsub_echo_form(const char *value, unsigned i, char *out, size_t size)
 {
@@ -580,21 +628,8 @@ secretsub_echo_form(const char *value, unsigned i, char *out, size_t size)
 		memcpy(out, value, vlen + 1);
 		return vlen;
 	}
-	if (i == SECRETSUB_ECHO_FORMS - 1) {
-		struct buf *b = buf_new(SECRETSUB_ECHO_FORM_BYTES(vlen));
-
-		n = 0;
-		if (b != NULL)
-			buf_set_secret(b);
-		if (b != NULL && secretsub_put_encoded(b, value) == 0 && buf_len(b) != vlen &&
-		    buf_len(b) + 1 <= size) {
-			n = buf_len(b);
-			memcpy(out, buf_data(b), n);
-			out[n] = '\0';
-		}
-		buf_free(b);
-		return n;
-	}
+	if (i >= 4)
+		return secretsub_escaped_form(value, i - 4, out, size);
 	skip = i - 1;
 	n = vlen > skip ? (vlen - skip) / 3 * 3 : 0;
 	if (i >= SECRETSUB_ECHO_FORMS || n == 0 || n / 3 * 4 + 1 > size)

@@ -53,17 +53,21 @@ struct secretsub_secret {
 	size_t nquery;
 };
 
-#define SECRETSUB_ECHO_FORMS 5          /* the value, its base64 at 3 alignments,
-					 * and its percent-encoding */
-#define SECRETSUB_ECHO_FORM_BYTES(vlen) ((vlen) * 3 + 8)        /* room for any form */
+#define SECRETSUB_ECHO_FORMS 9          /* the value, its base64 at 3 alignments,
+					 * and 5 textual escapes of it */
+#define SECRETSUB_ECHO_FORM_BYTES(vlen) ((vlen) * 6 + 8)        /* room for any form */
 
 /* Echo form I of VALUE into OUT (SIZE bytes): 0 is the value itself; 1-3
  * its base64 where its byte I-1 starts a 3-byte group of a longer text (a
  * Basic credential's "user:VALUE"), the characters that depend on VALUE's
- * bytes alone, to its last whole group; 4 the value as it goes into a
- * query (percent-encoded: an upstream echoing its request line sends that
- * back). Its length (0: none, the value is too short, or its encoding is
- * the value itself; SIZE must be SECRETSUB_ECHO_FORM_BYTES of its length). */
+ * bytes alone, to its last whole group; then the escapes a host that
+ * reflects what it got is likely to apply: 4 percent-encoded as it goes
+ * into a query (an echoed request line), 5 the same in lower-case hex, 6
+ * a JSON string's ('"' and '\\'), 7 Go's JSON (and '<', '>', '&' as
+ * \u00XX), 8 PHP's ('/' as '\\/'). Any other encoding a host applies is
+ * not searched for. Its length (0: none: the value is too short, or the
+ * escape leaves it as it is; SIZE must be SECRETSUB_ECHO_FORM_BYTES of
+ * its length). */
 size_t secretsub_echo_form(const char *value, unsigned i, char *out, size_t size);
 
 /* A placeholder of VALUE's shape into OUT (SIZE bytes): its prefix when it

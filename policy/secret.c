@@ -122,6 +122,9 @@ secret_value_check(const char *value, size_t len)
 {
 	if (len == 0)
 		return "is empty";
+	if (len < SECRET_VALUE_MIN_BYTES)
+		return "is shorter than 12 bytes: what a host sends back could not be searched "
+		    "for it";
 	if (len > SECRET_VALUE_MAX_BYTES)
 		return "is longer than 4096 bytes";
 	for (size_t i = 0; i < len; i++)

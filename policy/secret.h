@@ -19,6 +19,8 @@
 #define SECRET_KINDS_MAX 16             /* corrald.yaml's secrets */
 #define SECRET_PER_SANDBOX_MAX 16       /* --secret options of one sandbox */
 #define SECRET_VALUE_MAX_BYTES 4096     /* as the proxy swaps them (SECRETSUB_VALUE_MAX_BYTES) */
+#define SECRET_VALUE_MIN_BYTES 12       /* shorter, its echo (and a Basic credential's
+					 * base64 of it) could not be told from other bytes */
 #define SECRET_FROM_MAX_BYTES 1024      /* a source's text */
 #define SECRET_GH_HOSTS_MAX_BYTES (64 * 1024)   /* gh's hosts.yml, read whole */
 #define SECRET_FILE_MAX_BYTES (8 * 1024)        /* a file written inside */

@@ -80,7 +80,7 @@ check_contains "an unknown secret is refused, naming the known ones" "$out" \
 out=$(corral sandbox create --root "$ws" --secret npm 2>&1)
 check_contains "a source that is not there is refused" "$out" \
 	"--secret npm: the variable CORRAL_TEST_NPM is not set"
-out=$(CORRAL_TEST_NPM='two words' corral sandbox create --root "$ws" --secret npm 2>&1)
+out=$(CORRAL_TEST_NPM='two words, no token' corral sandbox create --root "$ws" --secret npm 2>&1)
 check_contains "a value that is not one word of printable ASCII is refused" "$out" \
 	"not printable ASCII"
 out=$(corral sandbox create --root "$ws" --home "$home" --secret gh --grant gh 2>&1)

@@ -121,6 +121,11 @@ recs = [json.loads(l) for l in open(sys.argv[1])]
 assert any(r["event"] == "request" and r["reason"] == "secret_misuse" and
            r["method"] == "POST" and r["host"] == "registry.npmjs.org" and
            r["secrets"] == "gh" for r in recs), recs' "$ledger"
+# A stream's pseudo-headers go on as sent but :path, rewritten: a scheme
+# other than https (a placeholder's hiding place) is refused.
+out=$(inside nghttp -H ':scheme: http' https://registry.npmjs.org/echo 2>&1)
+check_contains "a :scheme other than https is refused on its stream" "$out" \
+	'"reason":"request_target_invalid"'
 # A body that comes late: nginx answers before it ended, and its answer
 # waits for that end (a placeholder may yet come); then it goes whole.
 out=$(inside sh -c '(sleep 0.5; echo late) | curl -sS --http2 --max-time 5 -w " %{http_version}" --data-binary @- https://registry.npmjs.org/echo' 2>&1)

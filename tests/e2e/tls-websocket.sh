@@ -85,6 +85,15 @@ recs = [json.loads(l) for l in open(sys.argv[1])]
 assert any(r["event"] == "request" and r["host"] == "example.com" and r["path"] == "/echo" and
            r["secrets"] == "ws" and r["decision"] == "allow" for r in recs), recs' "$ledger"
 
+# --- What the search holds back does not depend on the value: a text
+# that begins it comes back as any other does (held, it would tell the
+# sandbox, a byte at a time, which texts begin the value).
+prefix=$(printf '%s' "$WS_REAL" | cut -c1-12)
+check_eq "a text that begins the real value comes back" "$prefix" \
+	"$(client say wss://example.com:8445/echo "$prefix")"
+check_eq "as one that does not" "wsk_Xyzzy012" \
+	"$(client say wss://example.com:8445/echo wsk_Xyzzy012)"
+
 # --- Another terminated host, no secret: the client's offer as it was.
 : >"$ws_log"
 out=$(inside env -u WS_TOKEN /usr/bin/python3 "$ws/wsclient.py" echo \

@@ -524,6 +524,26 @@ test_a_placeholder_in_a_body_is_refused_before_it_goes(void **state)
 	free(post);
 }
 
+static void
+test_a_placeholder_cut_by_chunk_framing_is_refused(void **state)
+{
+	size_t half = strlen(bed.placeholder) / 2;
+	char *post;
+
+	(void)state;
+	assert_true(asprintf(&post, "POST /upload HTTP/1.1\r\nHost: " HOST "\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n%zx\r\n%.*s\r\n%zx\r\n%s\r\n0\r\n\r\n", half,
+	    (int)half, bed.placeholder, strlen(bed.placeholder + half),
+	    bed.placeholder + half) > 0);
+	bed.requests[0] = post;
+	bed.nrequests = 1;
+	run();
+	assert_int_equal(bed.nseen, 0);
+	assert_non_null(strstr(bed.answers[0], "\"reason\":\"secret_misuse\""));
+	assert_string_equal(bed.misused, "gh");
+	free(post);
+}
+
 /* A POST whose body's end comes 100 ms after its head, to an upstream
  * that answers the head at once: TAIL ends the body. */
 static char *
@@ -914,7 +934,8 @@ test_a_body_read_to_the_close_ends_with_close_notify(void **state)
 	bed.nrequests = 1;
 	bed.read_to_end = true;
 	run();
-	assert_non_null(strstr(bed.tail, "world"));
+	/* With the head or after it (a short end waits for what follows). */
+	assert_true(strstr(bed.tail, "world") != NULL || strstr(bed.answers[0], "hello-world") != NULL);
 	/* TLS's own end, not a cut: the body is whole. */
 	assert_int_equal(bed.end_err, SSL_ERROR_ZERO_RETURN);
 }
@@ -956,6 +977,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_bodies_both_ways, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_placeholder_in_a_body_is_refused_before_it_goes,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_placeholder_cut_by_chunk_framing_is_refused,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_an_early_answer_waits_for_the_body_s_end,
 		    setup, teardown),

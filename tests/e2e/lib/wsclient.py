@@ -1,10 +1,11 @@
-"""wsclient.py echo|tell|status URL: a WebSocket client (python3-websockets)
+"""wsclient.py echo|tell|status|say URL [TEXT]: a WebSocket client (python3-websockets)
 run inside a sandbox by tests/e2e/tls-websocket.sh, with the token of
 $WS_TOKEN in Authorization when it is set.
   echo    sends "hello" and 200 KiB of bytes; prints what came back
           ("hello", "bulk ok" or "bulk differs") and the extensions agreed
   tell    prints the first message, or "closed" when the connection ended
   status  prints the handshake's refusal ("status NNN") or "open"
+  say     sends TEXT, prints what came back within 5 s, or "timeout"
 """
 import asyncio
 import os
@@ -13,7 +14,7 @@ import sys
 import websockets
 
 
-async def main(what, url):
+async def main(what, url, text=None):
     token = os.environ.get("WS_TOKEN")
     headers = {"Authorization": "Bearer " + token} if token else {}
     try:
@@ -21,6 +22,12 @@ async def main(what, url):
                                       open_timeout=5) as ws:
             if what == "status":
                 print("open")
+            elif what == "say":
+                await ws.send(text)
+                try:
+                    print(await asyncio.wait_for(ws.recv(), 5))
+                except asyncio.TimeoutError:
+                    print("timeout")
             elif what == "tell":
                 try:
                     print(await asyncio.wait_for(ws.recv(), 5))
@@ -37,4 +44,4 @@ async def main(what, url):
         print("status %d" % e.status_code)
 
 
-asyncio.run(main(sys.argv[1], sys.argv[2]))
+asyncio.run(main(*sys.argv[1:4]))
