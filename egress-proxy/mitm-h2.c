@@ -312,7 +312,7 @@ h2_read_down(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length, uint32
 }
 
 /* Moves what ST's response body holds, searched, toward the sandbox;
- * unless FINAL an end that may begin a value waits. False when a value
+ * unless FINAL its end waits (mitm_hold). False when a value
  * was found: the connection ends and those bytes never go. */
 static bool
 h2_scan_push(struct h2_stream *st, bool final)

@@ -28,7 +28,7 @@ struct secretsub_scan;
 #define MITM_TARGET_SHOWN_BYTES 256     /* in the proxy's own answers */
 #define MITM_ECHO_MAX (SECRETSUB_MAX * SECRETSUB_ECHO_FORMS)
 /* How long the end of a stream still coming (a WebSocket's, a body's not
- * yet ended) is held back when it could begin a secret's value: long
+ * yet ended) is held back, whatever it holds, in case it begins a value: long
  * enough for the rest of a value a host sent in two writes, short enough
  * for a conversation. */
 #define MITM_HOLD_MS 200

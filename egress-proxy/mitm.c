@@ -492,7 +492,7 @@ mitm_hold(struct mitm *m, size_t len)
 }
 
 /* Passes what the upstream sent, searched, to the sandbox; unless FINAL
- * (the message ended) an end that may begin a value waits. False when a
+ * (the message ended) its end waits (mitm_hold). False when a
  * value was found: the connection ends and those bytes never go. */
 static bool
 mitm_scan_push(struct mitm *m, bool final)
