@@ -486,7 +486,9 @@ mitm_hold(struct mitm *m, size_t len)
 	struct timeval tv = mitm_ms(MITM_HOLD_MS);
 
 	keep = keep < len ? keep : len;
-	if (keep > 0 && m->hold != NULL && !evtimer_pending(m->hold, NULL))
+	/* From the last bytes that came: a stream that flows releases its end
+	 * by what follows, never mid-flow by the clock. */
+	if (keep > 0 && m->hold != NULL)
 		evtimer_add(m->hold, &tv);
 	return keep;
 }
