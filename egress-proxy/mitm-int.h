@@ -80,7 +80,8 @@ struct mitm {
 	 * may go to this host, nothing is searched). */
 	const char *echo[MITM_ECHO_MAX];
 	bool echo_owned[MITM_ECHO_MAX];
-	size_t echo_len[MITM_ECHO_MAX], nechoes, echo_longest;
+	size_t echo_len[MITM_ECHO_MAX], nechoes;
+	size_t hold_bytes;              /* what a stream's end waits with (mitm_hold) */
 	struct evbuffer *scan;
 	struct event *hold;             /* releases what the search holds back */
 	bool rechunk;                   /* the scan holds a chunked body's content: */
@@ -113,7 +114,8 @@ char *mitm_answer_body(const struct mitm *m, int status, const char *reason, con
 /* True when DATA (LEN bytes) holds a secret's value in a form searched for. */
 bool mitm_echo_in(const struct mitm *m, const void *data, size_t len);
 /* How many of the last LEN bytes searched wait for the next ones before
- * they may go: as many as the longest form less one, whatever they hold
+ * they may go: as many as the largest form a value of that length could
+ * take, less one (hold_bytes), whatever they hold
  * (a hold that depended on them would tell the sandbox, a byte at a time,
  * which bytes begin a value), released by M's hold timer, armed here,
  * when nothing follows. */

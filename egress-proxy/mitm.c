@@ -424,8 +424,6 @@ mitm_echo_add(struct mitm *m, const char *form, size_t len, bool owned)
 	m->echo[m->nechoes] = form;
 	m->echo_owned[m->nechoes] = owned;
 	m->echo_len[m->nechoes++] = len;
-	if (len > m->echo_longest)
-		m->echo_longest = len;
 	return 0;
 }
 
@@ -464,6 +462,11 @@ mitm_echo_learn(struct mitm *m)
 			here = strcasecmp(sec->hosts[h], m->hostport) == 0;
 		if (here && mitm_echo_of(m, sec) == -1)
 			return -1;
+		/* The hold covers the largest form any value of this length could
+		 * take: its own forms' lengths would tell how many of its bytes
+		 * an escape changes. */
+		if (here && SECRETSUB_ECHO_FORM_BYTES(strlen(sec->value)) - 1 > m->hold_bytes)
+			m->hold_bytes = SECRETSUB_ECHO_FORM_BYTES(strlen(sec->value)) - 1;
 	}
 	if (m->nechoes > 0 && (m->scan = evbuffer_new()) == NULL)
 		return -1;
@@ -482,7 +485,7 @@ mitm_echo_in(const struct mitm *m, const void *data, size_t len)
 size_t
 mitm_hold(struct mitm *m, size_t len)
 {
-	size_t keep = m->echo_longest > 1 ? m->echo_longest - 1 : 0;
+	size_t keep = m->hold_bytes;
 	struct timeval tv = mitm_ms(MITM_HOLD_MS);
 
 	keep = keep < len ? keep : len;

@@ -17,8 +17,9 @@
  * alignments (a Basic credential echoed) and in the escapes of
  * secretsub_echo_form: a response that holds one ends the connection
  * ("secret_echoed") before those bytes reach the sandbox. Within a
- * message, its last bytes, as many as the longest form less one whatever
- * they hold, wait for the next ones or MITM_HOLD_MS; a chunked body is searched as its content (its framing taken
+ * message, its last bytes (as many as the largest form a value of that
+ * length could take, whatever they hold) wait for the next ones or
+ * MITM_HOLD_MS; a chunked body is searched as its content (its framing taken
  * off and put on anew, trailers dropped), so a chunk boundary hides
  * nothing; requests toward such a host ask for bodies as they are
  * (Accept-Encoding: identity), and a coded body is refused

@@ -145,7 +145,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.echo[0] = FUZZ_VALUE;
 	m.echo_len[0] = strlen(FUZZ_VALUE);
 	m.nechoes = 1;
-	m.echo_longest = strlen(FUZZ_VALUE);
+	m.hold_bytes = SECRETSUB_ECHO_FORM_BYTES(strlen(FUZZ_VALUE)) - 1;
 	m.client = fuzz_side(base);
 	m.upstream = fuzz_side(base);
 	m.finish = evtimer_new(base, fuzz_on_finish, &m);
