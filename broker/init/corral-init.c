@@ -51,6 +51,7 @@
 #include "broker/init/sockguard.h"
 
 #define INIT_CHILDREN_MAX 4096          /* commands running at once */
+#define INIT_FORK_QUIET_MS 20           /* the guard threads settle before a fork */
 #define INIT_HOSTNAME_MAX_BYTES 63      /* a sandbox name's longest */
 #define INIT_SIGNAL_MAX 64
 #define INIT_EXTRA_FD 3                 /* where a command finds its extra descriptor */
@@ -547,6 +548,7 @@ init_start(struct init_state *st, struct initproto_exec *e)
 		snprintf(why, sizeof(why), "%s: %s", e->tty ? "pty" : "socketpair", strerror(errno));
 		goto failed;
 	}
+	sockguard_quiesce(st->guard, INIT_FORK_QUIET_MS);
 	pid = fork();
 	if (pid == 0)
 		init_child(st, e, pipefd[1]);
@@ -690,6 +692,7 @@ init_fsop_start(struct init_state *st, struct initproto_fsop *f)
 	char why[INITPROTO_ERR_MAX_BYTES];
 	pid_t pid = -1;
 
+	sockguard_quiesce(st->guard, INIT_FORK_QUIET_MS);
 	if (st->n_children < INIT_CHILDREN_MAX && (pid = fork()) == 0)
 		init_fsop_child(st, f);
 	close(f->out_fd);

@@ -499,6 +499,23 @@ sockguard_serve(struct sockguard *g, const struct sockguard_job *j, int diag, ch
  * starts another when none waits; when nearly every thread is held in a
  * connect(), the call gets EAGAIN. */
 
+void
+sockguard_quiesce(struct sockguard *g, int max_ms)
+{
+	const struct timespec step = { 0, 100 * 1000 };         /* 100 us */
+
+	for (int i = 0; g != NULL && i < max_ms * 10; i++) {
+		bool quiet;
+
+		pthread_mutex_lock(&g->lock);
+		quiet = atomic_load(&g->idle) + atomic_load(&g->in_connect) >= g->threads;
+		pthread_mutex_unlock(&g->lock);
+		if (quiet)
+			return;
+		nanosleep(&step, NULL);
+	}
+}
+
 /* Starts FN(G) as a thread that takes no signal. */
 static int
 sockguard_thread(struct sockguard *g, void *(*fn)(void *))

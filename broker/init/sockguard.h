@@ -74,5 +74,11 @@ struct sockguard *sockguard_new(const struct sockguard_config *cfg);
  * once no process uses the filter, or now on failure); starts the threads
  * at the first. -1 with errno. */
 int sockguard_add(struct sockguard *g, int fd);
+/* Waits, at most MAX_MS, until every thread of G waits for a call or is
+ * held in a connect(), before the caller forks: a lock one of them held
+ * would stay held in the child (an ASan build's allocator is not made
+ * safe across fork, and a child stuck on it hung corral-init). NULL is
+ * fine. */
+void sockguard_quiesce(struct sockguard *g, int max_ms);
 
 #endif
