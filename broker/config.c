@@ -982,6 +982,19 @@ config_check_secret_env(const char *text, char *buf)
 
 /* A request header the value may go in: a token, and none that frames
  * or routes the request. */
+/* True when TEXT is one or more letters, digits and characters of EXTRA. */
+static bool
+config_word_of(const char *text, const char *extra)
+{
+	if (text[0] == '\0')
+		return false;
+	for (const char *p = text; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr(extra, *p) != NULL))
+			return false;
+	return true;
+}
+
 static const char *
 config_check_secret_header(const char *text, char *buf)
 {
@@ -991,10 +1004,8 @@ config_check_secret_header(const char *text, char *buf)
 	(void)buf;
 	if (text[0] == '\0')
 		return "is empty";
-	for (const char *p = text; *p != '\0'; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("!#$%&'*+-.^_`|~", *p) != NULL))
-			return "is not a header name";
+	if (!config_word_of(text, "!#$%&'*+-.^_`|~"))
+		return "is not a header name";
 	for (size_t i = 0; i < sizeof(framing) / sizeof(framing[0]); i++)
 		if (strcasecmp(text, framing[i]) == 0)
 			return "frames or routes the request: a secret may not go in it";
@@ -1009,11 +1020,7 @@ config_check_secret_query(const char *text, char *buf)
 	(void)buf;
 	if (text[0] == '\0')
 		return "is empty";
-	for (const char *p = text; *p != '\0'; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("-._~!$'()*,;:@/", *p) != NULL))
-			return "is not a query parameter's name";
-	return NULL;
+	return config_word_of(text, "-._~!$'()*,;:@/") ? NULL : "is not a query parameter's name";
 }
 
 /* The name of secret R: one that the built-in kinds and the secrets

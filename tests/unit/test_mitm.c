@@ -557,45 +557,46 @@ late_body_request(const char *tail, char **rest)
 	return head;
 }
 
+/* Runs the late-body POST whose body ends with TAIL against an upstream
+ * that answers its head at once. */
+static void
+run_late_body(const char *tail)
+{
+	char *rest, *head = late_body_request(tail, &rest);
+
+	bed.upstream_early = true;
+	bed.requests[0] = head;
+	bed.request_tail = rest;
+	bed.nrequests = 1;
+	run();
+	free(head);
+	free(rest);
+}
+
 static void
 test_an_early_answer_waits_for_the_body_s_end(void **state)
 {
-	char *tail, *head = late_body_request("last=2", &tail);
-
 	(void)state;
-	bed.upstream_early = true;
-	bed.requests[0] = head;
-	bed.request_tail = tail;
-	bed.nrequests = 1;
-	run();
+	run_late_body("last=2");
 	/* The upstream's answer, once the body ended. */
 	assert_true(strncmp(bed.answers[0], "HTTP/1.1 200 OK\r\n", 17) == 0);
 	assert_non_null(strstr(bed.seen[1], "last=2"));
-	free(head);
-	free(tail);
 }
 
 static void
 test_a_placeholder_in_a_late_body_is_refused_for_all_the_early_answer(void **state)
 {
-	char *tail, *head, *ph;
+	char *ph;
 
 	(void)state;
 	assert_true(asprintf(&ph, "token=%s", bed.placeholder) > 0);
-	head = late_body_request(ph, &tail);
-	bed.upstream_early = true;
-	bed.requests[0] = head;
-	bed.request_tail = tail;
-	bed.nrequests = 1;
-	run();
+	run_late_body(ph);
 	/* The upstream answered 200 before the placeholder came: the sandbox
 	 * reads the refusal, never that 200. */
 	assert_true(strncmp(bed.answers[0], "HTTP/1.1 403 Forbidden\r\n", 24) == 0);
 	assert_non_null(strstr(bed.answers[0], "\"reason\":\"secret_misuse\""));
 	assert_null(strstr(bed.seen[1], bed.placeholder));
 	assert_string_equal(bed.done_why, "secret_misuse");
-	free(head);
-	free(tail);
 	free(ph);
 }
 
