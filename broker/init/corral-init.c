@@ -97,6 +97,7 @@ struct init_state {
 	struct init_child children[INIT_CHILDREN_MAX];
 	size_t n_children;
 	struct seqmsg *msg;      /* the message being read */
+	struct mounts *mounts;          /* built before the spec came */
 };
 
 static const char *const init_step_names[] = {
@@ -290,7 +291,7 @@ init_setup(struct init_state *st)
 	uint32_t flags = 0;
 	int abi;
 
-	if (mounts_build(&st->spec, why, sizeof(why)) == -1)
+	if (mounts_build(st->mounts, &st->spec, why, sizeof(why)) == -1)
 		init_refuse(st->chan, why);
 	init_sockguard(st);
 	if (sethostname(st->spec.hostname, strlen(st->spec.hostname)) == -1)
@@ -846,6 +847,9 @@ main(void)
 	sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd == -1)
 		init_refuse(st.chan, "corral-init: signalfd failed");
+	/* Built while the monitor wires the network (or while a warm sandbox
+	 * waits to be claimed): the part of the tree no spec changes. */
+	st.mounts = mounts_prepare();
 	init_read_spec(&st);
 	init_setup(&st);
 	init_serve(&st, sigfd);

@@ -562,13 +562,12 @@ mounts_dev_node(struct mounts_ctx *c, int dev, const char *name)
 	return rc;
 }
 
-/* /dev: the host's harmless nodes, a devpts of our own, /dev/shm (SIZE,
- * an option "size=..."), links. */
+/* /dev: the host's harmless nodes, a devpts of our own, links; /dev/shm
+ * comes with the spec (mounts_shm). */
 static int
-mounts_dev(struct mounts_ctx *c, const char *size)
+mounts_dev(struct mounts_ctx *c)
 {
 	static const char *const dev_opts[] = { "mode=0755", "size=64k", NULL };
-	const char *const shm_opts[] = { "mode=1777", size, MOUNTS_SHM_INODES, NULL };
 	/* newinstance: never the host's ptys; ptmxmode: anyone inside opens it. */
 	static const char *const pts_opts[] = { "newinstance", "ptmxmode=0666",
 		"mode=0620", MOUNTS_TTY_GID, NULL };
@@ -591,10 +590,16 @@ mounts_dev(struct mounts_ctx *c, const char *size)
 	if (rc == 0)
 		rc = mounts_fs(c, "devpts", "dev/pts", pts_opts,
 		    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-	if (rc == 0)
-		rc = mounts_fs(c, "tmpfs", "dev/shm", shm_opts,
-		    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	return rc;
+}
+
+/* /dev/shm, SIZE ("size=...") as /tmp. */
+static int
+mounts_shm(struct mounts_ctx *c, const char *size)
+{
+	const char *const shm_opts[] = { "mode=1777", size, MOUNTS_SHM_INODES, NULL };
+
+	return mounts_fs(c, "tmpfs", "dev/shm", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 }
 
 /* vm.memfd_noexec 2 in the sandbox's pid namespace (it is that
@@ -773,29 +778,34 @@ mounts_mask_tree(struct mounts_ctx *c, struct mounts_masker *m, int parent, cons
 	return rc;
 }
 
-/* Masks what the host's /proc and /etc hold of the host (its boot line,
+/* Masks what the host's /proc and /etc hold of the host: its boot line,
  * kernel symbols and memory maps; corrald's own files, password hashes,
- * host keys) and, in every root, the folders that hold a user's
- * credentials or agents' sockets (a root may be a whole home). */
+ * host keys. */
 static int
-mounts_masks(struct mounts_ctx *c, const struct initproto_spec *s)
+mounts_host_masks(struct mounts_ctx *c, struct mounts_masker *m)
+{
+	int rc = 0;
+
+	for (const char *const *p = mounts_masked; rc == 0 && *p != NULL; p++)
+		rc = mounts_mask(c, m, *p);
+	return rc;
+}
+
+/* Masks, in every root, the folders that hold a user's credentials or
+ * agents' sockets (a root may be a whole home). */
+static int
+mounts_root_masks(struct mounts_ctx *c, struct mounts_masker *m,
+    const struct initproto_spec *s)
 {
 	char rel[PATH_MAX];
-	struct mounts_masker m;
-	int rc;
+	int rc = 0;
 
-	if (mounts_masker_open(c, &m) == -1)
-		return -1;
-	rc = 0;
-	for (const char *const *p = mounts_masked; rc == 0 && *p != NULL; p++)
-		rc = mounts_mask(c, &m, *p);
 	for (size_t i = 0; rc == 0 && i < s->n_roots; i++) {
 		unsigned left = MOUNTS_MASK_SCAN_MAX;
 
 		snprintf(rel, sizeof(rel), "%s", s->root_path[i] + 1);
-		rc = mounts_mask_tree(c, &m, c->root, rel, rel, 0, &left);
+		rc = mounts_mask_tree(c, m, c->root, rel, rel, 0, &left);
 	}
-	close(m.fs);
 	return rc;
 }
 
@@ -895,46 +905,97 @@ mounts_close_spec(struct initproto_spec *s)
 	}
 }
 
-int
-mounts_build(struct initproto_spec *s, char *err, size_t errlen)
+/* What mounts_prepare built, kept for mounts_build. */
+struct mounts {
+	struct mounts_ctx c;
+	struct mounts_masker masker;
+	int rc;                         /* mounts_prepare's: -1 with ERR */
+	char err[INITPROTO_ERR_MAX_BYTES];
+};
+
+/* The part of the tree no spec changes. */
+static int
+mounts_prepare_tree(struct mounts *m)
 {
 	static const char *const run_opts[] = { "mode=0755", NULL };
+	struct mounts_ctx *c = &m->c;
+
+	if (mounts_root(c) == -1)
+		return -1;
+	for (const char *const *d = sysdirs_shown; *d != NULL; d++) {
+		if (mounts_system_dir(c, *d) == -1)
+			return -1;
+	}
+	/* No root may lie below /run, /dev or /proc (rootcheck): made before
+	 * the roots, they hide none. */
+	if (mounts_fs(c, "tmpfs", "run", run_opts,
+	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1 ||
+	    mounts_dev(c) == -1 || mounts_proc(c) == -1 ||
+	    mounts_masker_open(c, &m->masker) == -1 || mounts_host_masks(c, &m->masker) == -1)
+		return -1;
+	return 0;
+}
+
+struct mounts *
+mounts_prepare(void)
+{
+	struct mounts *m = calloc(1, sizeof(*m));
+
+	if (m == NULL)
+		return NULL;
+	m->c.root = m->masker.fs = -1;
+	m->c.err = m->err;
+	m->c.errlen = sizeof(m->err);
+	m->rc = mounts_prepare_tree(m);
+	return m;
+}
+
+/* The spec's part of the tree, then the pivot. */
+static int
+mounts_build_spec(struct mounts *m, struct initproto_spec *s)
+{
 	char size[MOUNTS_SIZE_OPTION_MAX_BYTES];
 	const char *const tmp_opts[] = { "mode=1777", size, MOUNTS_TMP_INODES, NULL };
-	struct mounts_ctx c = { .root = -1, .err = err, .errlen = errlen };
-	const char *const *d;
-	int rc = -1;
+	struct mounts_ctx *c = &m->c;
 
 	/* /tmp and /dev/shm are bounded: their pages are the sandbox's memory,
 	 * and filling them says ENOSPC before the memory limit kills. */
 	snprintf(size, sizeof(size), "size=%um", (unsigned)s->tmp_mib);
 	/* The cgroup namespace first: the monitor has put corral-init in every
 	 * cgroup of the sandbox, so inside each shows as "/", never a host path. */
-	if (unshare(CLONE_NEWCGROUP) == -1) {
-		mounts_fail(&c, "a cgroup namespace");
-		goto out;
-	}
-	if (mounts_root(&c) == -1)
-		goto out;
-	for (d = sysdirs_shown; *d != NULL; d++) {
-		if (mounts_system_dir(&c, *d) == -1)
-			goto out;
-	}
+	if (unshare(CLONE_NEWCGROUP) == -1)
+		return mounts_fail(c, "a cgroup namespace");
 	/* Before the roots: a root under /tmp goes into the private /tmp. */
-	if (mounts_fs(&c, "tmpfs", "tmp", tmp_opts,
-	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) == -1 ||
-	    mounts_trees(&c, s) == -1 || mounts_runtime(&c, s->runtime) == -1 ||
-	    mounts_fs(&c, "tmpfs", "run", run_opts,
-	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1 ||
-	    mounts_resolv(&c, s->gateway) == -1 || mounts_ca_bundle(&c, s->ca_pem) == -1 ||
-	    mounts_sockets(&c, s) == -1 ||
-	    mounts_dev(&c, size) == -1 ||
-	    mounts_proc(&c) == -1 || mounts_masks(&c, s) == -1 || mounts_pivot(&c) == -1)
-		goto out;
-	rc = 0;
-out:
+	if (mounts_fs(c, "tmpfs", "tmp", tmp_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) == -1 ||
+	    mounts_trees(c, s) == -1 || mounts_runtime(c, s->runtime) == -1 ||
+	    mounts_resolv(c, s->gateway) == -1 || mounts_ca_bundle(c, s->ca_pem) == -1 ||
+	    mounts_sockets(c, s) == -1 || mounts_shm(c, size) == -1 ||
+	    mounts_root_masks(c, &m->masker, s) == -1 || mounts_pivot(c) == -1)
+		return -1;
+	return 0;
+}
+
+int
+mounts_build(struct mounts *m, struct initproto_spec *s, char *err, size_t errlen)
+{
+	int rc = -1;
+
+	if (m == NULL)
+		snprintf(err, errlen, "corral-init: out of memory");
+	else if (m->rc == -1)
+		snprintf(err, errlen, "%s", m->err);
+	else {
+		m->c.err = err;
+		m->c.errlen = errlen;
+		rc = mounts_build_spec(m, s);
+	}
 	mounts_close_spec(s);
-	if (c.root != -1)
-		close(c.root);
+	if (m != NULL) {
+		if (m->c.root != -1)
+			close(m->c.root);
+		if (m->masker.fs != -1)
+			close(m->masker.fs);
+		free(m);
+	}
 	return rc;
 }

@@ -21,8 +21,16 @@
 /* The device nodes bound from the host into /dev. NULL-terminated. */
 extern const char *const mounts_dev_nodes[];
 
-/* Builds the sandbox's tree and pivots into it. Consumes (closes) the
- * spec's root and HOME descriptors whether it succeeds or not. */
-int mounts_build(struct initproto_spec *spec, char *err, size_t errlen);
+struct mounts;
+
+/* Builds, before the spec comes, what no spec changes: the new root with
+ * the system folders, /run, /dev (without /dev/shm), /proc and the masks
+ * of the host's files. A failure is kept and told by mounts_build. NULL
+ * only when out of memory (mounts_build tells that too). */
+struct mounts *mounts_prepare(void);
+/* Builds the spec's part of the tree on M and pivots into it; frees M.
+ * Consumes (closes) the spec's root and HOME descriptors whether it
+ * succeeds or not. */
+int mounts_build(struct mounts *m, struct initproto_spec *spec, char *err, size_t errlen);
 
 #endif

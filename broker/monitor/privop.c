@@ -81,11 +81,14 @@ struct privop {
 	struct bpfload *bpf;            /* NULL: binaries cannot be identified */
 	struct bpfload_unix *unix_bpf;  /* NULL: no sandbox gets the Unix socket guard */
 	struct privop_sandbox *sandboxes;
-	/* The host firewall's verdict on the ruleset, kept until the watch
-	 * sees a change (fwcheck_watch_open; -1: listed every time). */
+	/* What the monitor read of the ruleset, kept until the watch sees a
+	 * change (fwcheck_watch_open; -1: read again every time): the host
+	 * firewall's verdict, and whether the fence's table is there. */
 	int fw_watch;
 	bool fw_known;
 	struct fwcheck_result fw_ruleset;
+	bool fence_known;
+	bool fence_there;
 };
 
 /* FNV-1a: the instance id is a stable short name of the state folder, so a
@@ -268,6 +271,31 @@ privop_watch_host(struct privop *p, const char *cgroup_path, char **err)
 	return 0;
 }
 
+/* Forgets what was read of the ruleset when the watch saw it change. */
+static void
+privop_ruleset_news(struct privop *p)
+{
+	if (fwcheck_watch_changed(p->fw_watch))
+		p->fw_known = p->fence_known = false;
+}
+
+/* Whether the fence's table is in the ruleset: listed once per change
+ * (a listing costs about 0.5 ms, a create's largest single step). */
+static bool
+privop_fence_there(struct privop *p)
+{
+	int present;
+
+	privop_ruleset_news(p);
+	if (p->fence_known)
+		return p->fence_there;
+	present = fence_present(p->fence);
+	/* An error is never kept: the next create asks again. */
+	p->fence_known = present != -1;
+	p->fence_there = present == 1;
+	return p->fence_there;
+}
+
 void
 privop_firewall(struct privop *p, char *line, size_t size)
 {
@@ -280,7 +308,8 @@ privop_firewall(struct privop *p, char *line, size_t size)
 	struct fwcheck_result r;
 
 	t.own_table = fence_table(p->fence);
-	if (fwcheck_watch_changed(p->fw_watch) || !p->fw_known) {
+	privop_ruleset_news(p);
+	if (!p->fw_known) {
 		fwcheck_ruleset(&t, &p->fw_ruleset);
 		p->fw_known = true;
 	}
@@ -559,7 +588,7 @@ privop_layers_of(struct privop *p, struct privop_sandbox *s, struct monitor_buil
 		    "Landlock ABI 6 (scopes)";
 	if (!out->seccomp)
 		out->missing[out->n_missing++] = "seccomp";
-	if (fence_present(p->fence) != 1)
+	if (!privop_fence_there(p))
 		out->missing[out->n_missing++] = "nftables fence";
 	if (cgroup_sandbox_v2_fd(s->cg) == -1)
 		out->missing[out->n_missing++] = "cgroup v2 tracking";
@@ -629,26 +658,14 @@ privop_grants(struct privop *p, const struct monitor_create *req, int home_fd,
 	return rc;
 }
 
-/* Starts corral-init for REQ in fresh namespaces, inside S's cgroups. */
+/* Starts corral-init in fresh namespaces, inside S's cgroups: first, so
+ * that it builds what no spec changes while the monitor does the rest. */
 static int
-privop_start_init(struct privop *p, const struct monitor_create *req,
-    struct privop_sandbox *s, struct monitor_built *out, int home_fd, char **err)
+privop_launch_init(struct privop *p, struct privop_sandbox *s, char **err)
 {
-	char *gateway = s->gateway, *why = NULL;
-	struct spawn_spec spec = {
-		.name = req->name, .uid = req->uid, .gid = req->gid,
-		.caller_uid = req->caller_uid, .caller_gid = req->caller_gid,
-		.caller_groups = req->caller_groups, .n_caller_groups = req->n_caller_groups,
-		.roots = req->roots, .n_roots = req->n_roots, .home = out->home, .home_fd = home_fd,
-		.workdir = req->workdir, .gateway = gateway, .runtime = p->runtime_dir,
-		.init_path = p->init_path, .cgroup_fd = cgroup_sandbox_v2_fd(s->cg),
-		.own_dirs = p->cfg.own_dirs, .n_own_dirs = p->cfg.n_own_dirs,
-		.tmpfs_bytes = req->tmpfs_bytes,
-		.sockets = req->sockets, .n_sockets = req->n_sockets, .ca_pem = req->ca_pem,
-	};
+	char *why = NULL;
 
-	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));
-	if ((s->sp = spawn_start(&spec, &why)) == NULL) {
+	if ((s->sp = spawn_launch(p->init_path, cgroup_sandbox_v2_fd(s->cg), &why)) == NULL) {
 		privop_fail_with(err, "sandbox", why);
 		return -1;
 	}
@@ -656,6 +673,32 @@ privop_start_init(struct privop *p, const struct monitor_create *req,
 	 * any workload can run. */
 	if (cgroup_sandbox_join(s->cg, spawn_pid(s->sp), &why) == -1) {
 		privop_fail_with(err, "cgroups", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Gives S's corral-init what REQ names: its roots opened as the caller,
+ * HOME, the host sockets. */
+static int
+privop_give_init(struct privop *p, const struct monitor_create *req,
+    struct privop_sandbox *s, struct monitor_built *out, int home_fd, char **err)
+{
+	char *why = NULL;
+	struct spawn_spec spec = {
+		.name = req->name, .uid = req->uid, .gid = req->gid,
+		.caller_uid = req->caller_uid, .caller_gid = req->caller_gid,
+		.caller_groups = req->caller_groups, .n_caller_groups = req->n_caller_groups,
+		.roots = req->roots, .n_roots = req->n_roots, .home = out->home, .home_fd = home_fd,
+		.workdir = req->workdir, .gateway = s->gateway, .runtime = p->runtime_dir,
+		.own_dirs = p->cfg.own_dirs, .n_own_dirs = p->cfg.n_own_dirs,
+		.tmpfs_bytes = req->tmpfs_bytes,
+		.sockets = req->sockets, .n_sockets = req->n_sockets, .ca_pem = req->ca_pem,
+	};
+
+	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));
+	if (spawn_prepare(s->sp, &spec, &why) == -1) {
+		privop_fail_with(err, "sandbox", why);
 		return -1;
 	}
 	return 0;
@@ -821,9 +864,10 @@ privop_create(struct privop *p, const struct monitor_create *req,
 		privop_fail_with(err, "cgroups", why);
 		goto fail;
 	}
-	if (privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
+	if (privop_launch_init(p, s, err) == -1 ||
+	    privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
 	    privop_grants(p, req, home_fd, out, err) == -1 ||
-	    privop_start_init(p, req, s, out, home_fd, err) == -1 ||
+	    privop_give_init(p, req, s, out, home_fd, err) == -1 ||
 	    privop_wire(p, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address,
 	    &out->host_ifindex, err) == -1 ||
 	    privop_listeners(p, out, err) == -1 ||

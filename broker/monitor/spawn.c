@@ -150,9 +150,9 @@ spawn_check(const struct spawn_spec *s, char **err)
 	if (spawn_check_roots(s, err) == -1)
 		return -1;
 	if (!spawn_path_ok(s->home) || (s->workdir != NULL && !spawn_path_ok(s->workdir)) ||
-	    (s->runtime != NULL && !spawn_path_ok(s->runtime)) || !spawn_path_ok(s->init_path))
-		return reason_set(err, "HOME, the working folder, the runtime folder and "
-		    "corral-init must be absolute paths");
+	    (s->runtime != NULL && !spawn_path_ok(s->runtime)))
+		return reason_set(err, "HOME, the working folder and the runtime folder "
+		    "must be absolute paths");
 	if (s->tmpfs_bytes == 0 || s->tmpfs_bytes / SPAWN_MIB > UINT32_MAX)
 		return reason_set(err, "the size of /tmp is not a size from 1 byte to 4 PiB");
 	if (s->gateway == NULL || (inet_pton(AF_INET, s->gateway, addr) != 1 &&
@@ -477,25 +477,36 @@ spawn_fill(struct spawn *sp, const struct spawn_spec *s, const int *fds)
 	is->workdir = sp->workdir;
 }
 
-/* Starts corral-init, which waits for the spec. */
-static int
-spawn_launch(struct spawn *sp, const struct spawn_spec *s, char **err)
+struct spawn *
+spawn_launch(const char *init_path, int cgroup_fd, char **err)
 {
+	struct spawn *sp = xcalloc(1, sizeof(*sp));
 	char ns[64];
 	int sv[2];
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return reason_set(err, "socketpair: %s", strerror(errno));
+	sp->pid = sp->pidfd = sp->netns = sp->chan = sp->ispec.home_fd = -1;
+	if (!spawn_path_ok(init_path)) {
+		reason_set(err, "corral-init must be an absolute path");
+		goto fail;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		reason_set(err, "socketpair: %s", strerror(errno));
+		goto fail;
+	}
 	sp->chan = sv[0];
-	sp->pid = spawn_clone(sp, sv[1], s->init_path, s->cgroup_fd, err);
+	sp->pid = spawn_clone(sp, sv[1], init_path, cgroup_fd, err);
 	close(sv[1]);
 	if (sp->pid == -1)
-		return -1;
+		goto fail;
 	snprintf(ns, sizeof(ns), "/proc/%d/ns/net", (int)sp->pid);
-	sp->netns = open(ns, O_RDONLY | O_CLOEXEC);
-	if (sp->netns == -1)
-		return reason_set(err, "opening %s: %s", ns, strerror(errno));
-	return 0;
+	if ((sp->netns = open(ns, O_RDONLY | O_CLOEXEC)) == -1) {
+		reason_set(err, "opening %s: %s", ns, strerror(errno));
+		goto fail;
+	}
+	return sp;
+fail:
+	spawn_free(sp);
+	return NULL;
 }
 
 /* True when NAME can name a socket in INITPROTO_SOCKETS_DIR: one file
@@ -624,14 +635,14 @@ spawn_close_trees(struct spawn *sp)
 	sp->ispec.n_sockets = 0;
 }
 
-struct spawn *
-spawn_start(const struct spawn_spec *s, char **err)
+int
+spawn_prepare(struct spawn *sp, const struct spawn_spec *s, char **err)
 {
-	struct spawn *sp = xcalloc(1, sizeof(*sp));
 	int fds[CORRAL_ROOTS_MAX + 1];
 	size_t i;
 
-	sp->pid = sp->pidfd = sp->netns = sp->chan = sp->ispec.home_fd = -1;
+	if (sp->name != NULL)
+		return reason_set(err, "corral-init was given a spec already");
 	for (i = 0; i <= CORRAL_ROOTS_MAX; i++)
 		fds[i] = -1;
 	if (spawn_check(s, err) == -1 || spawn_open_roots(s, fds, err) == -1)
@@ -648,18 +659,13 @@ spawn_start(const struct spawn_spec *s, char **err)
 	sp->name = xstrdup(s->name);
 	sp->ca_pem = s->ca_pem != NULL ? xstrdup(s->ca_pem) : NULL;
 	spawn_fill(sp, s, fds);
-	for (i = 0; i <= CORRAL_ROOTS_MAX; i++)
-		fds[i] = -1;
-	if (spawn_sockets(sp, s, err) == -1 || spawn_launch(sp, s, err) == -1)
-		goto fail;
-	return sp;
+	return spawn_sockets(sp, s, err);
 fail:
 	for (i = 0; i <= CORRAL_ROOTS_MAX; i++) {
 		if (fds[i] != -1)
 			close(fds[i]);
 	}
-	spawn_free(sp);
-	return NULL;
+	return -1;
 }
 
 int
@@ -671,6 +677,10 @@ spawn_ready(struct spawn *sp, int timeout_ms, char **err)
 	uint32_t flags, abi;
 	int rc = -1, n;
 
+	if (sp->name == NULL) {
+		free(m);
+		return reason_set(err, "corral-init has no spec to be sent");
+	}
 	initproto_spec_encode(m, &sp->ispec);
 	if (seqmsg_send(sp->chan, m) == -1) {
 		reason_set(err, "sandbox %s: sending the spec to corral-init: %s", sp->name,

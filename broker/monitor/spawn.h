@@ -1,15 +1,18 @@
 /* Starting a sandbox's corral-init, for the root monitor (ARCHITECTURE.md,
  * "A sandbox's life").
  *
- * spawn_start() checks the spec, opens every root once with the caller's
- * fsuid, fsgid and groups (O_PATH, no symlink anywhere on the path),
- * clones each as a detached mount tree in the host's mount namespace, and
- * starts corral-init in new mount, pid, network, UTS and IPC namespaces
- * (in the cgroup given, joined before its exec). corral-init then
- * waits, with nothing but its channel open, so the caller can wire the
- * network into spawn_netns_fd() and join the v1 cgroups of spawn_pid().
- * spawn_ready() sends the spec and the trees and waits until corral-init
- * has built the file system, dropped to run_as and answered, or refused.
+ * spawn_launch() starts corral-init in new mount, pid, network, UTS and
+ * IPC namespaces (in the cgroup given, joined before its exec). It builds
+ * at once the part of its file system no spec changes, then waits with
+ * nothing but its channel open, so the caller can wire the network into
+ * spawn_netns_fd() and join the v1 cgroups of spawn_pid(): a cold create
+ * does this while corral-init builds, and a warm sandbox waits so until
+ * a create claims it. spawn_prepare() checks the spec, opens every root
+ * once with the caller's fsuid, fsgid and groups (O_PATH, no symlink
+ * anywhere on the path) and clones each as a detached mount tree in the
+ * host's mount namespace. spawn_ready() sends the spec and the trees and
+ * waits until corral-init has built the rest, dropped to run_as and
+ * answered, or refused.
  *
  * Errors: NULL or -1 and a one-line reason in *ERR (the caller frees it)
  * that says what was refused and why. Nothing here logs. */
@@ -47,13 +50,10 @@ struct spawn_spec {
 	const char *runtime;    /* corral's runtime folder, shown read-only, or NULL */
 	const char *ca_pem;     /* the sandbox CA's certificate (PEM), added to the
 	                         * trust bundle inside; NULL: none */
-	const char *init_path;  /* the corral-init binary */
 	uint64_t tmpfs_bytes;   /* the size of /tmp and of /dev/shm, each; 0 is refused */
 	const char *const *own_dirs;    /* corrald's state, log and profile
 	                                 * folders: no root may reach them */
 	size_t n_own_dirs;
-	int cgroup_fd;          /* a cgroup v2 folder corral-init joins before
-	                         * its first instruction, or -1 */
 	const struct monitor_socket *sockets;   /* host Unix sockets, opened with the
 	                                         * caller's rights (each one it may
 	                                         * connect to) and bound inside */
@@ -67,8 +67,11 @@ struct spawn;
 int spawn_open_dir_as(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, const char *path,
     char **err);
 
-/* Checks SPEC and starts corral-init, which then waits for spawn_ready. */
-struct spawn *spawn_start(const struct spawn_spec *spec, char **err);
+/* Starts corral-init (INIT_PATH, absolute) in CGROUP_FD's cgroup (v2; -1:
+ * the monitor's own); it waits for the spec. */
+struct spawn *spawn_launch(const char *init_path, int cgroup_fd, char **err);
+/* Checks SPEC and opens what it names for spawn_ready; once per SP. */
+int spawn_prepare(struct spawn *sp, const struct spawn_spec *spec, char **err);
 /* corral-init's pid in the host's pid namespace. */
 pid_t spawn_pid(const struct spawn *sp);
 /* A pidfd of corral-init (owned by SP). */

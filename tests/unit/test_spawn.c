@@ -47,6 +47,7 @@ struct sandbox {
 	char dir[PATH_MAX];             /* the temporary folder holding everything */
 	char rw[PATH_MAX + 8], ro[PATH_MAX + 8], home[PATH_MAX + 8], locked[PATH_MAX + 8];
 	char init_path[PATH_MAX];
+	int cgroup_fd;                  /* the cgroup corral-init starts in, or -1 */
 	struct monitor_root roots[2];
 	struct spawn_spec spec;
 	char *mountinfo_before;
@@ -297,8 +298,8 @@ sandbox_prepare(struct sandbox *sb)
 	sb->spec = (struct spawn_spec){ .name = "t-spawn", .uid = TEST_UID, .gid = TEST_GID,
 		.caller_uid = TEST_UID, .caller_gid = TEST_GID, .caller_groups = groups,
 		.n_caller_groups = 1, .roots = sb->roots, .n_roots = 2, .home = sb->home, .home_fd = -1,
-		.gateway = TEST_GATEWAY, .init_path = sb->init_path, .cgroup_fd = -1,
-		.tmpfs_bytes = TEST_TMPFS_BYTES };
+		.gateway = TEST_GATEWAY, .tmpfs_bytes = TEST_TMPFS_BYTES };
+	sb->cgroup_fd = -1;
 	sb->env = exec_env_new(TEST_GATEWAY, sb->home, NULL);
 	sb->base = event_base_new();
 	assert_non_null(sb->base);
@@ -310,10 +311,12 @@ sandbox_up(struct sandbox *sb)
 {
 	char *err = NULL;
 
-	sb->sp = spawn_start(&sb->spec, &err);
+	sb->sp = spawn_launch(sb->init_path, sb->cgroup_fd, &err);
 	if (sb->sp == NULL)
-		fail_msg("spawn_start: %s", err);
+		fail_msg("spawn_launch: %s", err);
 	sb->pid = spawn_pid(sb->sp);
+	if (spawn_prepare(sb->sp, &sb->spec, &err) == -1)
+		fail_msg("spawn_prepare: %s", err);
 	if (spawn_ready(sb->sp, SPAWN_READY_TIMEOUT_MS, &err) == -1)
 		fail_msg("spawn_ready: %s", err);
 	sb->ch = exec_channel_new(sb->base, spawn_take_channel(sb->sp), NULL, NULL);
@@ -662,11 +665,50 @@ expect_refused(struct sandbox *sb, const char *what)
 	struct spawn *sp;
 	char *err = NULL;
 
-	sp = spawn_start(&sb->spec, &err);
-	assert_null(sp);
+	sp = spawn_launch(sb->init_path, -1, &err);
+	assert_non_null(sp);
+	assert_int_equal(spawn_prepare(sp, &sb->spec, &err), -1);
 	assert_non_null(err);
 	if (strstr(err, what) == NULL)
 		fail_msg("refusal \"%s\" does not say \"%s\"", err, what);
+	free(err);
+	spawn_free(sp);
+}
+
+/* corral-init takes one spec, and none is sent before it is prepared. */
+static void
+test_spec_is_given_once_and_before_ready(void **state)
+{
+	struct sandbox *sb = need_sandbox(state);
+	struct spawn *sp;
+	char *err = NULL;
+
+	sp = spawn_launch(sb->init_path, -1, &err);
+	assert_non_null(sp);
+	assert_int_equal(spawn_ready(sp, SPAWN_READY_TIMEOUT_MS, &err), -1);
+	assert_non_null(strstr(err, "no spec"));
+	free(err);
+	err = NULL;
+	assert_int_equal(spawn_prepare(sp, &sb->spec, &err), 0);
+	assert_int_equal(spawn_prepare(sp, &sb->spec, &err), -1);
+	assert_non_null(strstr(err, "a spec already"));
+	free(err);
+	spawn_free(sp);
+}
+
+/* A corral-init that is not where it is said to be: the launch says so. */
+static void
+test_launch_of_a_missing_init_is_refused(void **state)
+{
+	char *err = NULL;
+
+	(void)state;
+	assert_null(spawn_launch("/nonexistent/corral-init", -1, &err));
+	assert_non_null(strstr(err, "exec"));
+	free(err);
+	err = NULL;
+	assert_null(spawn_launch("corral-init", -1, &err));
+	assert_non_null(strstr(err, "absolute"));
 	free(err);
 }
 
@@ -735,8 +777,8 @@ test_init_and_workloads_are_in_the_cgroup_given(void **state)
 	if (mkdir(dir, 0755) == -1)
 		skip();
 	other.spec.name = "t-cgroup";
-	other.spec.cgroup_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	assert_true(other.spec.cgroup_fd >= 0);
+	other.cgroup_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(other.cgroup_fd >= 0);
 	sandbox_up(&other);
 	snprintf(want, sizeof(want), "0::%s\n", dir + strlen(TEST_CGROUP_V2));
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)other.pid);
@@ -750,7 +792,7 @@ test_init_and_workloads_are_in_the_cgroup_given(void **state)
 	assert_string_equal(r.out, "0::/\n");
 	run_clear(&r);
 	sandbox_down(&other);
-	close(other.spec.cgroup_fd);
+	close(other.cgroup_fd);
 	assert_int_equal(rmdir(dir), 0);
 }
 
@@ -901,6 +943,8 @@ main(void)
 		cmocka_unit_test(test_resolv_conf_names_only_the_gateway),
 		cmocka_unit_test(test_missing_command_reports_why),
 		cmocka_unit_test(test_spec_with_uid_0_is_refused),
+		cmocka_unit_test(test_spec_is_given_once_and_before_ready),
+		cmocka_unit_test(test_launch_of_a_missing_init_is_refused),
 		cmocka_unit_test(test_root_the_caller_cannot_reach_is_refused),
 		cmocka_unit_test(test_root_through_a_symlink_is_refused),
 		cmocka_unit_test(test_root_under_run_is_refused),
