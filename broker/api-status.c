@@ -12,6 +12,7 @@
 #include "broker/privsep.h"
 #include "broker/reload.h"
 #include "broker/sandbox.h"
+#include "broker/warm.h"
 #include "common/log.h"
 #include "common/wire.h"
 #include "common/xmalloc.h"
@@ -59,6 +60,8 @@ api_status_counters(struct daemon *d, Corral__StatusReply *r)
 		{ "connections_refused", sum.connections_refused }, { "dns_refused", sum.dns_refused },
 		{ "bytes_up", sum.bytes_up }, { "bytes_down", sum.bytes_down },
 		{ "tunnels_open", sum.tunnels_open },
+		{ "warm_wanted", warm_wanted_total(d) }, { "warm_ready", warm_count(d, NULL, true) },
+		{ "warm_building", warm_count(d, NULL, false) - warm_count(d, NULL, true) },
 	};
 	size_t n = sizeof(counts) / sizeof(counts[0]);
 

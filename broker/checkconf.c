@@ -9,6 +9,7 @@
 #include "broker/checkconf.h"
 #include "broker/conf.h"
 #include "broker/reload.h"
+#include "broker/warm.h"
 #include "policy/diag.h"
 #include "policy/load.h"
 #include "policy/profile.h"
@@ -31,6 +32,8 @@ checkconf_profiles(const struct config *cfg, struct policy_diags *diags, FILE *e
 		/* A file that does not load has its positions in DIAGS already. */
 		if (message != NULL && diags->count == before)
 			fprintf(err, "%s\n", message);
+	} else if (warm_check(cfg, set, &message) == -1) {
+		fprintf(err, "%s\n", message);
 	} else if (cfg->host_proxy.enabled &&
 	    (host = reload_host_policy(cfg, set, diags, &message)) == NULL) {
 		if (message != NULL && diags->count == before)

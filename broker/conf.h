@@ -31,6 +31,7 @@ _Static_assert(sizeof(CONFIG_SOCKET_DEFAULT) <= 108,
 #define CONFIG_USER_DEFAULT "corral"         /* the broker runs as this account */
 #define CONFIG_USER_MAX_BYTES 32
 #define CONFIG_MAX_SANDBOXES_DEFAULT 20
+#define CONFIG_WARM_POOL_PROFILES_MAX 16        /* profiles warm_pool names */
 #define CONFIG_POOL_DEFAULT "10.231.0.0/16"
 #define CONFIG_DNS_UPSTREAM_MAX 8
 #define CONFIG_ALLOW_CIDRS_MAX 256
@@ -80,6 +81,12 @@ struct config_host_proxy {
 	char *cgroup;                   /* clients identified when in this cgroup (v2 path), or NULL */
 };
 
+/* warm_pool: how many sandboxes of a profile are kept built ahead. */
+struct config_warm {
+	char *profile;
+	unsigned count;                 /* 0 to max_sandboxes */
+};
+
 struct config {
 	char *socket;
 	char *state_dir;
@@ -107,6 +114,8 @@ struct config {
 	struct secret_kind *secret_kinds;       /* the same, as secret_find reads them */
 	struct config_host_proxy host_proxy;
 	char *metrics_listen;           /* loopback ADDRESS:PORT of the metrics listener, or NULL */
+	struct config_warm *warm_pool;  /* in the file's order */
+	size_t nwarm_pool;
 };
 
 /* A configuration holding every default; NULL if out of memory. */

@@ -124,6 +124,7 @@ struct raw_config {
 	const struct yamltree_node *host_proxy, *listen, *transparent, *dns_listen, *policy, *profile,
 	    *cgroup;
 	const struct yamltree_node *metrics, *metrics_listen;
+	const struct yamltree_node *warm_pool;
 	struct raw_credential *creds;
 	size_t ncreds;
 	const struct yamltree_node *secrets;
@@ -152,6 +153,7 @@ static const struct yamltree_field config_top_fields[] = {
 	{ "secrets", YAMLTREE_SEQUENCE, RAW(secrets), true, NULL },
 	{ "host_proxy", YAMLTREE_MAPPING, RAW(host_proxy), true, NULL },
 	{ "metrics", YAMLTREE_MAPPING, RAW(metrics), true, NULL },
+	{ "warm_pool", YAMLTREE_MAPPING, RAW(warm_pool), true, NULL },
 };
 
 static const struct yamltree_field config_metrics_fields[] = {
@@ -1299,6 +1301,57 @@ config_shares(struct yamltree_ctx *ctx, const struct raw_config *raw, struct con
 		    (cfg->max_sandboxes + 1) / 2 : 1;
 }
 
+/* warm_pool: PROFILE: COUNT pairs, each profile once; together at most
+ * max_sandboxes (a warm sandbox takes an address slot and a sandbox's
+ * kernel objects). Whether each profile exists is checked with the
+ * profiles (warm_check). */
+static void
+config_warm_pool(struct yamltree_ctx *ctx, const struct yamltree_node *map, struct config *cfg)
+{
+	struct yamltree_quoted q;
+	unsigned count, total = 0;
+	char what[POLICY_NAME_MAX_BYTES + 16];
+	const char *why;
+
+	if (map == NULL)
+		return;
+	if ((cfg->warm_pool = calloc(map->nkids / 2 + 1, sizeof(*cfg->warm_pool))) == NULL) {
+		yamltree_nomem(ctx);
+		return;
+	}
+	for (size_t i = 0; i + 1 < map->nkids; i += 2) {
+		const struct yamltree_node *k = map->kids[i], *v = map->kids[i + 1];
+
+		if (!yamltree_key_ok(ctx, k, "warm_pool"))
+			continue;
+		if ((why = policy_name_error(k->text)) != NULL) {
+			yamltree_error_at(ctx, k, "warm_pool: profile '%s' %s",
+			    yamltree_quote(k->text, &q), why);
+			continue;
+		}
+		if (!yamltree_expect(ctx, v, YAMLTREE_SCALAR, k->text, "warm_pool"))
+			continue;
+		count = 0;
+		snprintf(what, sizeof(what), "warm_pool.%s", k->text);
+		config_number(ctx, v, what, 0, cfg->max_sandboxes, &count);
+		for (size_t j = 0; j < cfg->nwarm_pool; j++)
+			if (strcmp(cfg->warm_pool[j].profile, k->text) == 0)
+				yamltree_error_at(ctx, k, "warm_pool: profile '%s' is given twice",
+				    yamltree_quote(k->text, &q));
+		if (cfg->nwarm_pool == CONFIG_WARM_POOL_PROFILES_MAX) {
+			yamltree_error_at(ctx, k, "warm_pool: at most %d profiles",
+			    CONFIG_WARM_POOL_PROFILES_MAX);
+			return;
+		}
+		cfg->warm_pool[cfg->nwarm_pool].count = count;
+		config_set(ctx, &cfg->warm_pool[cfg->nwarm_pool++].profile, k->text);
+		total += count;
+	}
+	if (total > cfg->max_sandboxes)
+		yamltree_error_at(ctx, map, "warm_pool: %u warm sandboxes in all, more than "
+		    "max_sandboxes (%u)", total, cfg->max_sandboxes);
+}
+
 /* Pass 3: every value of RAW into CFG, then the keys that constrain each
  * other. */
 static void
@@ -1326,6 +1379,7 @@ config_validate(struct yamltree_ctx *ctx, const struct raw_config *raw, struct c
 		    &cfg->metrics_listen);
 	config_limits(ctx, raw, cfg);
 	config_shares(ctx, raw, cfg);
+	config_warm_pool(ctx, raw->warm_pool, cfg);
 }
 
 /* ---- defaults and lifecycle ---- */
@@ -1411,6 +1465,9 @@ config_free(struct config *c)
 	free(c->host_proxy.policy);
 	free(c->host_proxy.profile);
 	free(c->host_proxy.cgroup);
+	for (size_t i = 0; i < c->nwarm_pool; i++)
+		free(c->warm_pool[i].profile);
+	free(c->warm_pool);
 	free(c->metrics_listen);
 	free(c);
 }

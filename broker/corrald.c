@@ -630,8 +630,8 @@ main(int argc, char **argv)
 	corrald_open_ledger(&d);
 	corrald_check_reloadable(&d);
 	if (daemon_profiles_start(&d) == -1)
-		fatalx("a profile in %s does not load: corrald does not start on it",
-		    d.cfg->profiles_dir);
+		fatalx("a profile in %s does not load, or warm_pool names none: corrald does "
+		    "not start on it", d.cfg->profiles_dir);
 	corrald_start_proxy(&d);
 	if (daemon_sandboxes_start(&d) == -1 || metrics_start(&d) == -1)
 		exit(1);

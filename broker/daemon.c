@@ -23,6 +23,7 @@
 #include "broker/registry.h"
 #include "broker/reload.h"
 #include "broker/sandbox.h"
+#include "broker/warm.h"
 #include "broker/shell.h"
 #include "common/log.h"
 #include "common/proc.h"
@@ -327,6 +328,7 @@ daemon_monitor_lost(void *arg)
 		return;
 	log_error("the monitor is gone: ending every sandbox, then exiting (a restart reaps "
 	    "what is left)");
+	warm_forget(d);
 	d->monitor_lost = true;
 	d->sandboxes_ok = false;
 	free(d->monitor_why);
@@ -439,6 +441,7 @@ daemon_sandboxes_start(struct daemon *d)
 	sandbox_on_gone(d, shell_sandbox_gone);
 	sandbox_on_gone(d, forward_sandbox_gone);
 	d->run_of = daemon_run_of;
+	warm_fill(d);
 	return 0;
 }
 
@@ -489,6 +492,8 @@ daemon_shutdown(struct daemon *d)
 	while (d->sandboxes != NULL)
 		sandbox_delete(d, d->sandboxes);
 	metrics_stop(d);
+	/* The monitor tears the warm sandboxes down with the rest. */
+	warm_forget(d);
 	bypass_reader_free(d->bypass);
 	d->bypass = NULL;
 	/* The monitor removes the fence and the cgroup roots, then exits. */

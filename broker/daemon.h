@@ -16,6 +16,7 @@ struct privsep;
 struct registry;
 struct sandbox;
 struct sandbox_creating;
+struct warm_sandbox;
 struct broker_metrics;
 struct config;
 struct event_base;
@@ -68,6 +69,9 @@ struct daemon {
 	const char *runtime_dir;        /* corral-init's folder: corral-shell's too */
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */
+	struct warm_sandbox *warm;      /* the warm pool (warm.c) */
+	struct event *warm_timer;       /* ... its next try after a failed build */
+	bool warm_held;                 /* ... until then */
 	sandbox_gone_fn gone_hooks[SANDBOX_GONE_HOOKS_MAX];     /* sandbox_on_gone() */
 	sandbox_run_of_fn run_of;       /* the ledger's run of a sandbox's process */
 	size_t ngone_hooks;

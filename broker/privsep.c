@@ -382,6 +382,41 @@ privsep_create_async(struct privsep *ps, const struct monitor_create *req,
 	return 0;
 }
 
+struct privsep_warm_call {
+	privsep_warm_fn done;
+	void *arg;
+};
+
+static void
+privsep_on_warmed(struct seqmsg *msg, void *arg)
+{
+	struct privsep_warm_call *c = arg;
+	const char *text = "the monitor is gone";
+
+	if (msg != NULL && monitor_wire_text_decode(msg, MONITOR_DONE, &text, NULL) == -1)
+		text = "the monitor's answer is malformed";
+	c->done(text[0] != '\0' ? text : NULL, c->arg);
+	free(c);
+}
+
+int
+privsep_warm_async(struct privsep *ps, unsigned slot, privsep_warm_fn done, void *arg,
+    char **err)
+{
+	struct privsep_warm_call *c = xcalloc(1, sizeof(*c));
+	char text[16];
+
+	c->done = done;
+	c->arg = arg;
+	snprintf(text, sizeof(text), "%u", slot);
+	monitor_wire_text_encode(ps->msg, MONITOR_WARM, text, -1);
+	if (privsep_send_queued(ps, privsep_on_warmed, c, err) == -1) {
+		free(c);
+		return -1;
+	}
+	return 0;
+}
+
 int
 privsep_destroy(struct privsep *ps, const char *name, char **err)
 {

@@ -65,6 +65,12 @@ bool privsep_gone(const struct privsep *ps);
  * even be sent (BUILT is then never called). */
 int privsep_create_async(struct privsep *ps, const struct monitor_create *req,
     privsep_built_fn built, void *arg, char **err);
+/* Asks for a warm sandbox in SLOT the same way: DONE hears NULL once it is
+ * built, else why not ("the monitor is gone" when it went). -1 with *ERR
+ * when it cannot be sent (DONE is then never called). */
+typedef void (*privsep_warm_fn)(const char *why, void *arg);
+int privsep_warm_async(struct privsep *ps, unsigned slot, privsep_warm_fn done, void *arg,
+    char **err);
 
 /* The monitor's other operations, each waiting for its answer (bounded). */
 int privsep_destroy(struct privsep *ps, const char *name, char **err);

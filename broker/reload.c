@@ -14,6 +14,7 @@
 #include "broker/daemon.h"
 #include "broker/reload.h"
 #include "broker/sandbox.h"
+#include "broker/warm.h"
 #include "common/log.h"
 #include "common/reason.h"
 #include "common/timeutil.h"
@@ -92,6 +93,8 @@ reload_check(struct daemon *d, struct reload_next *next, struct reload_result *r
 	if (d->host != NULL &&
 	    (next->host = reload_host_policy(next->cfg, next->profiles, &diags, &message)) == NULL)
 		goto out;
+	if (warm_check(next->cfg, next->profiles, &message) == -1)
+		goto out;
 	ok = true;
 out:
 	/* The positions first: status shows the first error. */
@@ -159,11 +162,19 @@ reload_restart_keys(const struct config *now, const struct config *next,
 
 /* The keys that change while corrald runs: what the next request is held to. */
 static void
-reload_take_keys(struct config *now, const struct config *next)
+reload_take_keys(struct config *now, struct config *next)
 {
 	now->shares = next->shares;
 	now->max_sandboxes_per_user = next->max_sandboxes_per_user;
 	now->limits = next->limits;
+	/* Taken whole: the pool follows it once the reload is in force. */
+	for (size_t i = 0; i < now->nwarm_pool; i++)
+		free(now->warm_pool[i].profile);
+	free(now->warm_pool);
+	now->warm_pool = next->warm_pool;
+	now->nwarm_pool = next->nwarm_pool;
+	next->warm_pool = NULL;
+	next->nwarm_pool = 0;
 }
 
 /* Every running sandbox on a profile, its policy not set by hand since,
@@ -215,6 +226,7 @@ reload_commit(struct daemon *d, struct reload_next *next, bool close_revoked,
 	r->tunnels_closed += closed;
 	reload_follow(d, close_revoked, r);
 	r->version = d->profiles_version;
+	warm_fill(d);
 }
 
 static void
@@ -286,6 +298,10 @@ daemon_profiles_start(struct daemon *d)
 		for (size_t i = 0; i < r.nerrors; i++)
 			log_error("%s", r.errors[i]);
 		reload_result_clear(&r);
+	} else if (warm_check(d->cfg, d->profiles, &message) == -1) {
+		log_error("%s", message);
+		profile_set_free(d->profiles);
+		d->profiles = NULL;
 	} else {
 		d->profiles_version = 1;
 	}

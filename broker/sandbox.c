@@ -26,6 +26,7 @@
 #include "broker/privsep.h"
 #include "broker/registry.h"
 #include "broker/sandbox.h"
+#include "broker/warm.h"
 #include "broker/secrets.h"
 #include "common/initproto.h"
 #include "common/log.h"
@@ -65,6 +66,7 @@ struct sandbox_plan {
 	struct limits_value limits[LIMITS_N];
 	struct monitor_socket sockets[MONITOR_SOCKETS_MAX];     /* the policy's, for the monitor */
 	bool name_taken;                /* refused for its name alone: already_exists */
+	bool warm;                      /* SLOT holds a warm sandbox it claimed */
 };
 
 /* A create in flight: its own copy of the request, and the plan. */
@@ -74,6 +76,7 @@ struct sandbox_creating {
 	Corral__SandboxCreate *req;
 	struct sandbox_plan plan;
 	bool reserved;                  /* its registry row exists */
+	bool sent;                      /* the monitor has the request */
 	sandbox_created_fn done;
 	void *arg;
 	struct sandbox_creating *next;  /* d->creating */
@@ -413,28 +416,55 @@ sandbox_follow_profile(struct daemon *d, struct sandbox *sb, const struct policy
 	return 0;
 }
 
-/* The lowest /30 of the pool no sandbox uses and whose old veth is gone
- * (it dies with its namespace, a little after the sandbox). */
-static int
-sandbox_plan_slot(struct daemon *d, struct sandbox_plan *p, char **err)
+int
+sandbox_free_slot(struct daemon *d)
 {
 	char ifname[IF_NAMESIZE];
 
 	for (unsigned slot = 0; slot < MONITOR_SLOTS_MAX; slot++) {
-		bool used = false;
+		bool used = warm_slot_taken(d, slot);
 
 		for (struct sandbox *sb = d->sandboxes; sb != NULL && !used; sb = sb->next)
 			used = sb->slot == slot;
 		for (struct sandbox_creating *c = d->creating; c != NULL && !used; c = c->next)
 			used = c->plan.slot == (int)slot;
 		snprintf(ifname, sizeof(ifname), "crs%uh", slot);
-		if (!used && if_nametoindex(ifname) == 0) {
-			p->slot = (int)slot;
-			return 0;
-		}
+		if (!used && if_nametoindex(ifname) == 0)
+			return (int)slot;
 	}
+	return -1;
+}
+
+static int
+sandbox_plan_slot(struct daemon *d, struct sandbox_plan *p, char **err)
+{
+	if ((p->slot = sandbox_free_slot(d)) != -1)
+		return 0;
 	reason_set(err, "no address left in the sandbox pool");
 	return -1;
+}
+
+/* The profile a create of P runs, or NULL when it gives its own policy. */
+static const char *
+sandbox_plan_profile(const struct sandbox_plan *p)
+{
+	if (p->req->policy[0] != '\0')
+		return NULL;
+	return p->req->profile[0] != '\0' ? p->req->profile : PROFILE_DEFAULT_NAME;
+}
+
+/* A warm sandbox of P's profile, when the pool has one: P takes its slot
+ * (the one planned is left free), and the monitor builds on it. */
+static void
+sandbox_plan_warm(struct daemon *d, struct sandbox_plan *p)
+{
+	const char *profile = sandbox_plan_profile(p);
+	int slot = profile != NULL ? warm_claim(d, profile) : -1;
+
+	if (slot == -1)
+		return;
+	p->slot = slot;
+	p->warm = true;
 }
 
 /* The registry's row type holds plain char pointers; it only reads them. */
@@ -755,6 +785,7 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->tmpfs_bytes = p->limits[LIMITS_TMPFS].value;
 	mc->home_bytes = p->limits[LIMITS_HOME].value;
 	mc->hard_requirement = p->policy->landlock == POLICY_LANDLOCK_HARD_REQUIREMENT;
+	mc->warm = p->warm;
 	mc->grant_home = req->n_grants > 0 ? p->grant_home : NULL;
 	mc->grants = (const char *const *)req->grants;
 	mc->n_grants = req->n_grants;
@@ -923,8 +954,13 @@ static void
 sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char *code,
     const char *err)
 {
+	struct daemon *d = c->d;
+
 	if (sb == NULL && c->reserved)
 		registry_remove(c->d->registry, c->plan.name, NULL);
+	/* Refused before the monitor saw it: the warm sandbox stays warm. */
+	if (c->plan.warm && !c->sent)
+		warm_unclaim(c->d, sandbox_plan_profile(&c->plan), (unsigned)c->plan.slot);
 	c->done(c->d, sb, code, err != NULL ? err : "the sandbox could not be created", c->arg);
 	policy_free(c->plan.policy);
 	secrets_plan_clear(&c->plan.secrets);
@@ -932,6 +968,9 @@ sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char 
 	free(c->plan.ca_pem);
 	corral__sandbox_create__free_unpacked(c->req, NULL);
 	free(c);
+	/* After the create it served (or refused): a refill never delays a
+	 * claim, and a claimed warm sandbox is replaced. */
+	warm_fill(d);
 }
 
 /* The monitor's answer: the sandbox it built (B), or why not. */
@@ -974,8 +1013,9 @@ sandbox_on_built(struct monitor_built *b, const char *why, void *arg)
 	    sb->partial ? "partial" : "full", NULL);
 	sb->next = d->sandboxes;
 	d->sandboxes = sb;
-	log_info("sandbox %s created for uid %u, running as %u (%s)", sb->name,
-	    (unsigned)c->caller.uid, (unsigned)sb->uid, sb->partial ? "partial" : "full");
+	log_info("sandbox %s created for uid %u, running as %u (%s%s)", sb->name,
+	    (unsigned)c->caller.uid, (unsigned)sb->uid, sb->partial ? "partial" : "full",
+	    c->plan.warm ? ", from the warm pool" : "");
 	sandbox_creating_end(c, sb, NULL, NULL);
 }
 
@@ -1019,6 +1059,7 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	}
 	/* The values are in the plan's locked memory now, and nowhere else. */
 	secrets_wipe_request(c->req);
+	sandbox_plan_warm(d, &c->plan);
 	code = WIRE_ERR_LIMIT;
 	if (sandbox_reserve(d, &c->plan, &err) == -1)
 		goto refused;
@@ -1040,6 +1081,7 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	sandbox_monitor_sockets(&c->plan, &mc);
 	if (privsep_create_async(d->privsep, &mc, sandbox_on_built, c, &err) == -1)
 		goto refused;
+	c->sent = true;
 	c->next = d->creating;
 	d->creating = c;
 	return;
@@ -1101,6 +1143,7 @@ sandbox_delete(struct daemon *d, struct sandbox *sb)
 	registry_remove(d->registry, sb->name, NULL);
 	log_info("sandbox %s deleted", sb->name);
 	sandbox_free(sb);
+	warm_fill(d);           /* it made room */
 }
 
 static Corral__Mount *

@@ -121,6 +121,10 @@ bool sandbox_visible(const struct sandbox *sb, const struct sandbox_caller *call
 unsigned sandbox_count(const struct daemon *d);
 /* How many creates the monitor is building now. */
 unsigned sandbox_creating_count(const struct daemon *d);
+/* The lowest /30 of the pool that no sandbox, create in flight or warm
+ * sandbox holds and whose old veth is gone (it dies with its namespace, a
+ * little after the sandbox); -1 when none is left. */
+int sandbox_free_slot(struct daemon *d);
 /* Renders SB's policy again from PROFILE (its roots, run_as and grants
  * as at its create) and puts it in force; CLOSE_REVOKED closes the
  * tunnels it refuses (counted into *CLOSED). -1 with *ERR (malloc'd). */

@@ -620,7 +620,8 @@ yamltree_number(const char *text, bool plain, unsigned long min, unsigned long m
 	for (const char *p = s; *p != '\0'; p++) {
 		unsigned long digit = (unsigned long)(*p - '0');
 
-		if (over || v > (max - digit) / 10)
+		/* digit > max first: max - digit would wrap (max 3, "4"). */
+		if (over || digit > max || v > (max - digit) / 10)
 			over = true;
 		else
 			v = v * 10 + digit;

@@ -83,6 +83,11 @@ cli_status_print_text(const Corral__StatusReply *st, int64_t uptime_s)
 	    (unsigned long long)cli_status_counter(st, "connections_allowed"),
 	    (unsigned long long)cli_status_counter(st, "connections_refused"),
 	    (unsigned long long)cli_status_counter(st, "tunnels_open"));
+	if (cli_status_counter(st, "warm_wanted") > 0)
+		printf("Warm pool: %llu of %llu ready, %llu building\n",
+		    (unsigned long long)cli_status_counter(st, "warm_ready"),
+		    (unsigned long long)cli_status_counter(st, "warm_wanted"),
+		    (unsigned long long)cli_status_counter(st, "warm_building"));
 	cli_status_print_reload(st);
 	for (size_t i = 0; i < st->n_layers; i++)
 		printf("%s\n", st->layers[i]);

@@ -330,6 +330,22 @@ cgroup_host_source(const struct cgroup_host *host, enum cgroup_resource res)
 	return CGROUP_SOURCE_NONE;
 }
 
+bool
+cgroup_leaf_name_valid(const char *name)
+{
+	size_t n = strlen(CGROUP_WARM_PREFIX);
+	const char *d;
+
+	if (policy_name_valid(name))
+		return true;
+	if (name == NULL || strncmp(name, CGROUP_WARM_PREFIX, n) != 0 || name[n] == '\0' ||
+	    strlen(name + n) > 5)
+		return false;
+	for (d = name + n; *d >= '0' && *d <= '9'; d++)
+		;
+	return *d == '\0';
+}
+
 /* Instance ids and sandbox names share the sandbox-name syntax: both become
  * path components, so nothing like "..", "/" or "" may pass. */
 static int
@@ -338,7 +354,7 @@ check_names(const char *instance, const char *name, char **err)
 	if (!policy_name_valid(instance))
 		return reason_set(err, "cgroup: instance id \"%s\" %s", instance == NULL ? "" : instance,
 		    instance == NULL ? "is missing" : policy_name_error(instance));
-	if (name != NULL && !policy_name_valid(name))
+	if (name != NULL && !cgroup_leaf_name_valid(name))
 		return reason_set(err, "cgroup: sandbox name \"%s\" %s", name, policy_name_error(name));
 	return 0;
 }
@@ -547,6 +563,13 @@ check_limits(const struct cgroup_limits *lim, char **err)
 		return reason_set(err, "cgroup: a CPU limit of %u milli-CPUs is outside %d..%d",
 		    lim->cpu_milli, CGROUP_CPU_MIN_MILLI, CGROUP_CPU_MAX_MILLI);
 	return 0;
+}
+
+int
+cgroup_sandbox_limit(const struct cgroup_sandbox *sb, const struct cgroup_limits *lim,
+    char **err)
+{
+	return check_limits(lim, err) == -1 ? -1 : apply_limits(sb, lim, err);
 }
 
 int
@@ -937,7 +960,7 @@ collect_names(const char *root, struct name_list *list, char **err)
 	if (d == NULL)
 		return errno == ENOENT ? 0 : reason_set(err, "cgroup: opening %s: %s", root, strerror(errno));
 	while ((de = readdir(d)) != NULL && list->len < CGROUP_LIST_MAX) {
-		if (de->d_type != DT_DIR || !policy_name_valid(de->d_name))
+		if (de->d_type != DT_DIR || !cgroup_leaf_name_valid(de->d_name))
 			continue;
 		for (i = 0; i < list->len && strcmp(list->names[i], de->d_name) != 0; i++)
 			;

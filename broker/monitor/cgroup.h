@@ -37,6 +37,10 @@
 
 #define CGROUP_ROOT_PREFIX "corral-"    /* instance roots: corral-<instance> */
 #define CGROUP_LEAF_PREFIX "corrald-"   /* corrald's own v2 leaf: corrald-<instance> */
+/* A warm sandbox's leaf: warm_<slot>. The underscore keeps it apart from
+ * every sandbox name; v2 cannot rename a cgroup, so a claimed warm
+ * sandbox keeps it. */
+#define CGROUP_WARM_PREFIX "warm_"
 #define CGROUP_CPU_PERIOD_US 100000     /* the CFS period every CPU limit uses */
 #define CGROUP_CPU_MIN_MILLI 10         /* 1 ms of quota per period, the kernel's floor */
 #define CGROUP_CPU_MAX_MILLI 1024000    /* 1024 CPUs */
@@ -100,6 +104,14 @@ enum cgroup_source cgroup_host_source(const struct cgroup_host *host, enum cgrou
  * controllers can be enabled below the base; fails when other processes
  * remain in the base (corrald then needs its own unit with Delegate=yes). */
 int cgroup_host_enter_leaf(struct cgroup_host *host, const char *instance, char **err);
+
+/* Whether NAME may name a sandbox's leaf: a sandbox name, or
+ * CGROUP_WARM_PREFIX and a number. */
+bool cgroup_leaf_name_valid(const char *name);
+
+/* Puts limits LIM on SB (a fresh cgroup has none: zero leaves one so). */
+int cgroup_sandbox_limit(const struct cgroup_sandbox *sb, const struct cgroup_limits *lim,
+    char **err);
 
 /* Makes the cgroups of sandbox NAME under INSTANCE with limits LIM; refuses
  * a NAME whose cgroup exists in any hierarchy (reap it first). */

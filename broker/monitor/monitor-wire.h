@@ -12,6 +12,7 @@
  *   broker -> monitor  CREATE   a sandbox to build; fd: the client's connection
  *                                                        -> BUILT (6 fds) or FAILED
  *   broker -> monitor  DESTROY  a sandbox's name         -> DONE
+ *   broker -> monitor  WARM     an address slot, in decimal -> DONE ("" or why)
  *   broker -> monitor  REAP     the live sandboxes       -> REAPED (what went)
  *   broker -> monitor  OWNER    a path; fd: the client's connection (root only)
  *                                                        -> OWNED or FAILED
@@ -63,6 +64,7 @@ enum monitor_wire_type {
 	MONITOR_FIREWALL_IS,
 	MONITOR_NETSOCK,
 	MONITOR_NETSOCK_IS,
+	MONITOR_WARM,
 };
 
 /* One of the caller's folders, shown at its own path. */
@@ -107,6 +109,7 @@ struct monitor_create {
 	uint64_t tmpfs_bytes;           /* /tmp and /dev/shm, each */
 	uint64_t home_bytes;            /* HOME, a tmpfs */
 	bool hard_requirement;          /* refuse when a layer is missing */
+	bool warm;                      /* build it on the warm sandbox of SLOT */
 	const char *grant_home;         /* where grants are copied from (opened as the caller) */
 	const char *const *grants;      /* grant names (built-in or the config's) */
 	size_t n_grants;

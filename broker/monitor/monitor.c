@@ -199,6 +199,30 @@ monitor_answer_destroy(struct monitor *mon)
 	free(err);
 }
 
+/* WARM: builds a warm sandbox in the slot given; answers DONE, "" or why. */
+static void
+monitor_answer_warm(struct monitor *mon)
+{
+	const char *text;
+	char *end, *err = NULL;
+	unsigned long slot;
+
+	if (monitor_wire_text_decode(mon->in, MONITOR_WARM, &text, NULL) == -1)
+		monitor_broken(mon, "a malformed warm request");
+	errno = 0;
+	slot = strtoul(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 ||
+	    slot >= MONITOR_SLOTS_MAX)
+		monitor_send_text(mon, MONITOR_DONE, "refused: not an address slot");
+	else if (mon->op == NULL)
+		monitor_send_text(mon, MONITOR_DONE, "sandboxes cannot be built here");
+	else if (privop_warm(mon->op, (unsigned)slot, &err) == -1)
+		monitor_send_text(mon, MONITOR_DONE, err != NULL ? err : "the warm sandbox failed");
+	else
+		monitor_send_text(mon, MONITOR_DONE, "");
+	free(err);
+}
+
 struct monitor_names {
 	const char *v[MONITOR_WIRE_LIVE_MAX];
 	char *owned[MONITOR_WIRE_REAPED_MAX];
@@ -331,7 +355,7 @@ monitor_answer_netsock(struct monitor *mon)
 	free(err);
 }
 
-/* One request; anything but the six requests ends the monitor. */
+/* One request; anything but the seven requests ends the monitor. */
 static void
 monitor_dispatch(struct monitor *mon)
 {
@@ -353,6 +377,9 @@ monitor_dispatch(struct monitor *mon)
 		break;
 	case MONITOR_NETSOCK:
 		monitor_answer_netsock(mon);
+		break;
+	case MONITOR_WARM:
+		monitor_answer_warm(mon);
 		break;
 	default:
 		monitor_broken(mon, "a message that is not a monitor request");

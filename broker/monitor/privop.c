@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <poll.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -49,9 +50,15 @@ _Static_assert(MONITOR_SOCKETS_MAX == INITPROTO_SOCKETS_MAX &&
 _Static_assert(sizeof(INITPROTO_SOCKETS_DIR "/") + INITPROTO_SOCKET_NAME_MAX_BYTES <=
     BPFLOAD_UNIX_LISTED_MAX_BYTES, "every listed socket's inside path fits the guard");
 
-/* What the monitor keeps of one sandbox. */
+/* What the monitor keeps of one sandbox, or of a warm one: built ahead
+ * (cgroup, corral-init waiting, veth, gateway sockets, identification)
+ * and named CGROUP_WARM_PREFIX<slot> until a create claims it. */
 struct privop_sandbox {
 	char name[64];
+	char leaf[64];                  /* its cgroup leaves' name: NAME, or the warm name */
+	unsigned slot;
+	bool warm;                      /* not claimed yet */
+	struct monitor_built pre;       /* while warm: what a claim hands the broker */
 	uid_t owner;                    /* the caller that created it: may forward into it */
 	char gateway[INET_ADDRSTRLEN];  /* spawn reads it again when corral-init is ready */
 	struct cgroup_sandbox *cg;
@@ -558,6 +565,32 @@ privop_find(struct privop *p, const char *name)
 	return NULL;
 }
 
+/* Takes S out of the monitor's list. */
+static void
+privop_unlink(struct privop *p, struct privop_sandbox *s)
+{
+	for (struct privop_sandbox **pp = &p->sandboxes; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			return;
+		}
+}
+
+/* A new record of a sandbox (or warm sandbox) NAME in SLOT. */
+static struct privop_sandbox *
+privop_sandbox_new(const char *name, unsigned slot)
+{
+	struct privop_sandbox *s = xcalloc(1, sizeof(*s));
+
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(s->leaf, sizeof(s->leaf), "%s", name);
+	s->slot = slot;
+	s->pre.channel_fd = s->pre.diag_fd = s->pre.map_fd = -1;
+	s->pre.connect_fd = s->pre.transparent_fd = s->pre.dns_udp_fd = s->pre.dns_tcp_fd = -1;
+	s->pre.memory_events_fd = s->pre.pids_events_fd = -1;
+	return s;
+}
+
 /* Undoes what privop_create built of S, and forgets it. */
 static void
 privop_sandbox_free(struct privop *p, struct privop_sandbox *s)
@@ -572,7 +605,9 @@ privop_sandbox_free(struct privop *p, struct privop_sandbox *s)
 	bpfload_unix_detach(s->unix_guard);
 	spawn_free(s->sp);
 	cgroup_sandbox_free(s->cg);
-	privop_remove_home(p, s->name);
+	monitor_built_close(&s->pre);
+	if (!s->warm)
+		privop_remove_home(p, s->name);
 	free(s);
 }
 
@@ -842,6 +877,113 @@ privop_check(struct privop *p, const struct monitor_create *req, struct monitor_
 	return -1;
 }
 
+/* The warm sandbox built in SLOT, if there is one and its corral-init
+ * still waits; one whose corral-init died goes (a cold create follows). */
+static struct privop_sandbox *
+privop_warm_take(struct privop *p, unsigned slot)
+{
+	struct pollfd gone = { .events = POLLIN };
+	struct privop_sandbox *s;
+	struct nl *nl;
+
+	for (s = p->sandboxes; s != NULL && !(s->warm && s->slot == slot); s = s->next)
+		;
+	if (s == NULL)
+		return NULL;
+	gone.fd = spawn_pidfd(s->sp);
+	if (poll(&gone, 1, 0) == 0)
+		return s;
+	log_warnx("warm sandbox %s: its corral-init is gone; building the sandbox cold",
+	    s->name);
+	/* Its veth would go only with its namespace, later: the cold create
+	 * needs the slot's names now. */
+	if ((nl = nl_open()) != NULL) {
+		nl_link_del(nl, s->pre.host_ifindex);
+		nl_close(nl);
+	}
+	privop_unlink(p, s);
+	privop_sandbox_free(p, s);
+	return NULL;
+}
+
+/* Builds what REQ asks on the warm sandbox S: the same steps a cold create
+ * takes after the network, on the same corral-init, checked the same way. */
+static int
+privop_claim(struct privop *p, const struct monitor_create *req, struct privop_sandbox *s,
+    struct monitor_built *out, char **err)
+{
+	struct cgroup_limits lim = { req->pids, req->memory_bytes, req->cpu_milli };
+	char *why = NULL;
+	int home_fd = -1;
+
+	privop_unlink(p, s);
+	*out = s->pre;
+	s->pre = (struct monitor_built){ .channel_fd = -1, .diag_fd = -1, .map_fd = -1,
+	    .connect_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
+	    .memory_events_fd = -1, .pids_events_fd = -1 };
+	s->warm = false;
+	snprintf(s->name, sizeof(s->name), "%s", req->name);
+	s->owner = req->caller_uid;
+	if (cgroup_sandbox_limit(s->cg, &lim, &why) == -1) {
+		privop_fail_with(err, "cgroups", why);
+		goto fail;
+	}
+	if (privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
+	    
+	    privop_grants(p, req, home_fd, out, err) == -1 ||
+	    privop_give_init(p, req, s, out, home_fd, err) == -1 || 
+	    privop_unix_guard(p, s, req, err) == -1 || privop_finish(p, req, s, out, err) == -1)
+		goto fail;
+	close(home_fd);
+	s->next = p->sandboxes;
+	p->sandboxes = s;
+	return 0;
+fail:
+	if (home_fd != -1)
+		close(home_fd);
+	monitor_built_close(out);
+	monitor_grants_free(out->creds);
+	out->creds = NULL;
+	privop_sandbox_free(p, s);
+	return -1;
+}
+
+int
+privop_warm(struct privop *p, unsigned slot, char **err)
+{
+	struct monitor_built *pre;
+	struct privop_sandbox *s;
+	struct cgroup_limits none = { 0, 0, 0 };
+	char name[64], *why = NULL;
+
+	snprintf(name, sizeof(name), CGROUP_WARM_PREFIX "%u", slot);
+	for (s = p->sandboxes; s != NULL; s = s->next)
+		if (s->slot == slot)
+			return reason_set(err, "refused: address slot %u is taken", slot);
+	s = privop_sandbox_new(name, slot);
+	s->warm = true;
+	pre = &s->pre;
+	if (privop_slot_addresses(p, slot, &pre->gateway, &pre->address) == -1) {
+		reason_set(err, "refused: address slot %u lies outside the sandbox pool", slot);
+		goto fail;
+	}
+	if (cgroup_sandbox_create(&p->cgh, p->instance, name, &none, &s->cg, &why) == -1) {
+		privop_fail_with(err, "cgroups", why);
+		goto fail;
+	}
+	if (privop_launch_init(p, s, err) == -1 ||
+	    privop_wire(p, slot, spawn_netns_fd(s->sp), pre->gateway, pre->address,
+	    &pre->host_ifindex, err) == -1 ||
+	    privop_listeners(p, pre, err) == -1 || privop_watch(p, s, pre, err) == -1)
+		goto fail;
+	s->next = p->sandboxes;
+	p->sandboxes = s;
+	return 0;
+fail:
+	privop_sandbox_free(p, s);
+	return -1;
+}
+
 int
 privop_create(struct privop *p, const struct monitor_create *req,
     struct monitor_built *out, char **err)
@@ -857,8 +999,9 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	out->memory_events_fd = out->pids_events_fd = -1;
 	if (privop_check(p, req, out, err) == -1)
 		return -1;
-	s = xcalloc(1, sizeof(*s));
-	snprintf(s->name, sizeof(s->name), "%s", req->name);
+	if (req->warm && (s = privop_warm_take(p, req->slot)) != NULL)
+		return privop_claim(p, req, s, out, err);
+	s = privop_sandbox_new(req->name, req->slot);
 	s->owner = req->caller_uid;
 	if (cgroup_sandbox_create(&p->cgh, p->instance, req->name, &lim, &s->cg, &why) == -1) {
 		privop_fail_with(err, "cgroups", why);
@@ -911,7 +1054,7 @@ privop_sandbox_socket(struct privop *p, const char *name, uid_t caller, int *fd,
 
 	/* The broker checked it too; the kernel's word on the caller is what
 	 * counts here, as for a create. */
-	if (s == NULL || (caller != 0 && caller != s->owner))
+	if (s == NULL || s->warm || (caller != 0 && caller != s->owner))
 		return reason_set(err, "refused: no sandbox %s of yours", name);
 	*fd = privop_in_netns(p, spawn_netns_fd(s->sp), privop_loopback_socket);
 	if (*fd == -1)
@@ -961,13 +1104,18 @@ privop_reap_report(struct privop_reap_ctx *c, const char *kind, const char *name
 	c->report(what, c->arg);
 }
 
+/* Whether NAME is a live sandbox's, or the leaves' name of one the
+ * monitor holds (a claimed warm sandbox's cgroup keeps its warm name). */
 static bool
 privop_is_live(const struct privop_reap_ctx *c, const char *name)
 {
 	for (size_t i = 0; i < c->nlive; i++)
 		if (strcmp(c->live[i], name) == 0)
 			return true;
-	return privop_find(c->p, name) != NULL;
+	for (struct privop_sandbox *s = c->p->sandboxes; s != NULL; s = s->next)
+		if (strcmp(s->name, name) == 0 || strcmp(s->leaf, name) == 0)
+			return true;
+	return false;
 }
 
 static void
@@ -975,7 +1123,7 @@ privop_reap_one(const char *name, void *arg)
 {
 	struct privop_reap_ctx *c = arg;
 
-	if (privop_is_live(c, name) || !policy_name_valid(name))
+	if (privop_is_live(c, name) || !cgroup_leaf_name_valid(name))
 		return;
 	cgroup_remove_by_name(&c->p->cgh, c->p->instance, name, NULL);
 	privop_reap_report(c, "cgroup", name);

@@ -34,8 +34,15 @@ const char *privop_instance(const struct privop *p);
  * it), or -1 with the reason in *WHY (P's; "" when there is none). */
 int privop_take_bypass_fd(struct privop *p, const char **why);
 
-/* Builds sandbox REQ; fills OUT. -1 with a one-line reason in *ERR, and
- * nothing of it left behind. */
+/* Builds a warm sandbox in SLOT: its cgroup, corral-init waiting with the
+ * tree no spec changes, the veth, the gateway's sockets and the
+ * identification, for a create of that slot with warm set to claim.
+ * DESTROY of CGROUP_WARM_PREFIX<slot> discards it. -1 with the reason in
+ * *ERR. */
+int privop_warm(struct privop *p, unsigned slot, char **err);
+/* Builds sandbox REQ; fills OUT. With REQ's warm, on the warm sandbox of
+ * its slot when there is one (else cold). -1 with a one-line reason in
+ * *ERR, and nothing of it left behind. */
 int privop_create(struct privop *p, const struct monitor_create *req,
     struct monitor_built *out, char **err);
 /* A non-blocking TCP socket in sandbox NAME's network namespace, for

@@ -358,6 +358,22 @@ test_names_that_are_not_sandbox_names_are_refused(void **state)
 	}
 }
 
+/* A warm sandbox's leaf is "warm_" and a slot: no sandbox can be named
+ * so, and nothing else passes as one. */
+static void
+test_warm_leaf_names_are_their_own(void **state)
+{
+	static const char *const good[] = { "warm_0", "warm_16383", "box", "a-1" };
+	static const char *const bad[] = { "warm_", "warm_x", "warm_1/..", "warm_123456",
+		"warm-1_", "_warm1", "warm_-1", "warm_1 " };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_true(cgroup_leaf_name_valid(good[i]));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_false(cgroup_leaf_name_valid(bad[i]));
+}
+
 static void
 test_cpu_limit_below_the_kernel_floor_is_refused(void **state)
 {
@@ -1085,6 +1101,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_mount_point_escapes_are_undone, fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_bind_mounted_subtree_is_not_used, fake_setup, fake_teardown),
 		cmocka_unit_test(test_create_without_v2_is_refused),
+		cmocka_unit_test(test_warm_leaf_names_are_their_own),
 		cmocka_unit_test(test_names_that_are_not_sandbox_names_are_refused),
 		cmocka_unit_test(test_cpu_limit_below_the_kernel_floor_is_refused),
 		cmocka_unit_test_teardown(test_limits_are_written_and_their_sources_reported, real_test_teardown),

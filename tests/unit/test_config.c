@@ -344,6 +344,45 @@ test_metrics_listen_on_loopback_only(void **state)
 }
 
 static void
+test_warm_pool_counts_by_profile(void **state)
+{
+	(void)state;
+	assert_int_equal(load("max_sandboxes: 6\n"), 0);
+	assert_int_equal(cfg->nwarm_pool, 0);
+	config_free(cfg);
+	assert_int_equal(load("max_sandboxes: 6\nwarm_pool:\n  strict: 2\n  standard: 0\n"), 0);
+	assert_int_equal(cfg->nwarm_pool, 2);
+	assert_string_equal(cfg->warm_pool[0].profile, "strict");
+	assert_int_equal(cfg->warm_pool[0].count, 2);
+	assert_string_equal(cfg->warm_pool[1].profile, "standard");
+	assert_int_equal(cfg->warm_pool[1].count, 0);
+}
+
+/* Each refusal alone: the diagnostics are emptied between the loads. */
+static void
+assert_one_error_alone(const char *text, unsigned line, unsigned col, const char *needle)
+{
+	assert_one_error(text, line, col, needle);
+	policy_diags_clear(&diags);
+}
+
+static void
+test_warm_pool_bad_entries_are_refused(void **state)
+{
+	(void)state;
+	assert_one_error_alone("warm_pool: 2\n", 1, 12, "warm_pool");
+	assert_one_error_alone("warm_pool:\n  Strict: 1\n", 2, 3, "warm_pool: profile 'Strict'");
+	assert_one_error_alone("warm_pool:\n  strict: -1\n", 2, 11, "warm_pool.strict");
+	assert_one_error_alone("warm_pool:\n  strict: [1]\n", 2, 11, "warm_pool");
+	assert_one_error_alone("warm_pool:\n  strict: 1\n  strict: 2\n", 3, 3,
+	    "warm_pool: profile 'strict' is given twice");
+	assert_one_error_alone("max_sandboxes: 3\nwarm_pool:\n  strict: 4\n", 3, 11,
+	    "warm_pool.strict");
+	assert_one_error_alone("max_sandboxes: 3\nwarm_pool:\n  strict: 2\n  standard: 2\n", 3, 3,
+	    "warm_pool: 4 warm sandboxes in all, more than max_sandboxes (3)");
+}
+
+static void
 test_metrics_keys_are_checked(void **state)
 {
 	(void)state;
@@ -500,7 +539,7 @@ test_unknown_key_lists_accepted_keys(void **state)
 	assert_one_error("socket: /run/c.sock\nsokcet: /run/d.sock\n", 2, 1,
 	    "unknown key 'sokcet' in the configuration (expected socket, state_dir, log_dir, "
 	    "profiles_dir, machine_id, max_sandboxes, max_sandboxes_per_user, user, ledger_group, limits, "
-	    "shares, network, dns, egress, credentials, secrets, host_proxy, metrics)");
+	    "shares, network, dns, egress, credentials, secrets, host_proxy, metrics, warm_pool)");
 }
 
 static void
@@ -916,6 +955,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_on_any_address_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_listen_on_loopback_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_metrics_keys_are_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warm_pool_counts_by_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_warm_pool_bad_entries_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_transparent_on_loopback_is_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_transparent_off_loopback_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_proxy_listen_on_private_address_refused, setup, teardown),

@@ -113,6 +113,25 @@ test_create_round_trips_every_field(void **state)
 	assert_int_equal(got->req.memory_bytes, 5ull << 32);
 	assert_int_equal(got->req.cpu_milli, 1500);
 	assert_true(got->req.hard_requirement);
+	assert_false(got->req.warm);
+	free(got);
+}
+
+/* A claim of the warm sandbox of the request's slot travels as a flag. */
+static void
+test_create_warm_flag_round_trips(void **state)
+{
+	struct pair *p = *state;
+	struct monitor_create r = sample_create();
+	struct monitor_wire_create *got = malloc(sizeof(*got));
+
+	r.warm = true;
+	monitor_wire_create_encode(p->out, &r);
+	carry(p);
+	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
+	close(got->req.caller_fd);
+	assert_true(got->req.warm);
+	assert_int_equal(got->req.slot, 7);
 	free(got);
 }
 
@@ -464,6 +483,7 @@ main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_create_round_trips_every_field),
+		T(test_create_warm_flag_round_trips),
 		T(test_create_without_workdir_decodes_null),
 		T(test_create_with_no_root_is_refused),
 		T(test_create_flag_other_than_0_or_1_is_refused),

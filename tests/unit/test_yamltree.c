@@ -332,9 +332,14 @@ test_number_range_covers_negative_overflow_and_bounds(void **state)
 	assert_int_equal(yamltree_number("-1", true, 0, 10, &v), YAMLTREE_NUM_RANGE);
 	assert_int_equal(yamltree_number("0", true, 1, 10, &v), YAMLTREE_NUM_RANGE);
 	assert_int_equal(yamltree_number("11", true, 1, 10, &v), YAMLTREE_NUM_RANGE);
+	/* A one-digit number over a one-digit maximum (once it wrapped). */
+	assert_int_equal(yamltree_number("4", true, 0, 3, &v), YAMLTREE_NUM_RANGE);
+	assert_int_equal(yamltree_number("9", true, 0, 0, &v), YAMLTREE_NUM_RANGE);
 	assert_int_equal(yamltree_number("99999999999999999999999", true, 0, 10, &v),
 	    YAMLTREE_NUM_RANGE);
 	assert_int_equal(v, 7);
+	assert_int_equal(yamltree_number("3", true, 0, 3, &v), YAMLTREE_NUM_OK);
+	assert_int_equal(v, 3);
 }
 
 static void
