@@ -22,6 +22,7 @@
 #include "broker/monitor/fwcheck.h"
 #include "broker/monitor/monitor-wire.h"
 #include "broker/monitor/monitor.h"
+#include "broker/monitor/opener.h"
 #include "broker/monitor/privop.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -457,6 +458,7 @@ monitor_run(int fd, const struct monitor_setup *setup)
 	seqmsg_init(mon.in, 0);
 	seqmsg_init(mon.out, 0);
 	monitor_hello(&mon);
+	opener_prepare();
 	for (;;) {
 		rc = seqmsg_recv(fd, mon.in);
 		if (rc == 0)
@@ -468,5 +470,7 @@ monitor_run(int fd, const struct monitor_setup *setup)
 		if (rc == 1)
 			monitor_dispatch(&mon);
 		seqmsg_clear(mon.in);
+		/* Answered: the next create's opener is forked now, off its path. */
+		opener_prepare();
 	}
 }

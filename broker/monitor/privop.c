@@ -26,6 +26,7 @@
 #include "broker/monitor/fwcheck.h"
 #include "broker/monitor/fence.h"
 #include "broker/monitor/nflog.h"
+#include "broker/monitor/opener.h"
 #include "broker/monitor/privop.h"
 #include "broker/monitor/spawn.h"
 #include "broker/monitor/netlink.h"
@@ -639,13 +640,14 @@ privop_layers_of(struct privop *p, struct privop_sandbox *s, struct monitor_buil
 static int
 privop_grant_home(const struct monitor_create *req, char **err)
 {
+	struct opener_who who = { req->caller_uid, req->caller_gid, req->caller_groups,
+	    req->n_caller_groups };
+	struct opener_item home = { req->grant_home, true };
 	struct stat st;
 	char *why = NULL;
 	int fd;
 
-	fd = spawn_open_dir_as(req->caller_uid, req->caller_gid, req->caller_groups,
-	    req->n_caller_groups, req->grant_home, &why);
-	if (fd == -1) {
+	if (opener_open(&who, OPENER_DIR, &home, 1, &fd, &why) == -1) {
 		privop_fail_with(err, "--home refused", why);
 		return -1;
 	}

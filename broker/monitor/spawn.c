@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "broker/monitor/opener.h"
 #include "broker/monitor/spawn.h"
 #include "common/initproto.h"
 #include "common/reason.h"
@@ -32,10 +32,6 @@
 #include "policy/name.h"
 #include "policy/rootcheck.h"
 
-#define SPAWN_GROUPS_MAX 256            /* supplementary groups of one caller */
-#define SPAWN_OPEN_TIMEOUT_MS 5000      /* for the caller's folders to open */
-#define SPAWN_OPENED 200                /* the opening child's answers: the descriptors, */
-#define SPAWN_OPEN_REFUSED 201          /* or why not */
 #define SPAWN_CHILD_STACK_BYTES (64 * 1024)     /* the clone's, until it execs */
 #define SPAWN_MIB (1024ull * 1024)
 #define SPAWN_FIRST_REGULAR_UID 1000    /* below: system accounts, whose homes are services' */
@@ -145,8 +141,8 @@ spawn_check(const struct spawn_spec *s, char **err)
 		    "gid 0; use --run-as with a regular user", s->uid, s->gid);
 	if (s->n_roots == 0 || s->n_roots > CORRAL_ROOTS_MAX)
 		return reason_set(err, "a sandbox needs 1 to %d roots", CORRAL_ROOTS_MAX);
-	if (s->n_caller_groups > SPAWN_GROUPS_MAX)
-		return reason_set(err, "the caller has more than %d groups", SPAWN_GROUPS_MAX);
+	if (s->n_caller_groups > OPENER_GROUPS_MAX)
+		return reason_set(err, "the caller has more than %d groups", OPENER_GROUPS_MAX);
 	if (spawn_check_roots(s, err) == -1)
 		return -1;
 	if (!spawn_path_ok(s->home) || (s->workdir != NULL && !spawn_path_ok(s->workdir)) ||
@@ -161,190 +157,17 @@ spawn_check(const struct spawn_spec *s, char **err)
 	return 0;
 }
 
-/* Opens PATH as O_PATH with no symlink on the way. */
-static int
-spawn_open_path(const char *path)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-
-	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-}
-
-/* Opens root R with the calling thread's current file-system identity and
- * checks that this identity may use it as asked. */
-static int
-spawn_open_root(const struct monitor_root *r, char **err)
-{
-	int fd, mode = R_OK | X_OK | (r->read_only ? 0 : W_OK);
-
-	fd = spawn_open_path(r->path);
-	if (fd == -1)
-		return reason_set(err, "root %s refused: %s%s", r->path, strerror(errno),
-		    errno == ELOOP ? " (a symlink is on the path: name the folder it leads to)" : "");
-	/* AT_EACCESS: the check uses fsuid and fsgid, the caller's. */
-	if (syscall(SYS_faccessat2, fd, "", mode, AT_EACCESS | AT_EMPTY_PATH) == -1) {
-		close(fd);
-		return reason_set(err, "root %s refused: you may not %s it", r->path,
-		    r->read_only ? "read" : "read and write");
-	}
-	/* A root holding ~/.gnupg would show the gpg agent's socket. */
-	if (faccessat(fd, ".gnupg", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
-		close(fd);
-		return reason_set(err, "root %s refused: it holds .gnupg, whose agent socket "
-		    "the sandbox could reach; name a folder inside it", r->path);
-	}
-	return fd;
-}
-
-/* Takes the caller's file-system identity: fsuid, fsgid and groups (which
- * also drops the capabilities that bypass file permissions). Done in the
- * child that opens for the caller, which ends right after. */
-static int
-spawn_become_caller(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, char **err)
-{
-	if (syscall(SYS_setgroups, ngroups, groups) == -1)
-		return reason_set(err, "setgroups: %s", strerror(errno));
-	setfsgid(gid);
-	setfsuid(uid);
-	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid)
-		return reason_set(err, "could not take the caller's file-system identity");
-	return 0;
-}
-
-/* Whose rights a child opens with, and what it opens. */
-struct spawn_opener {
-	uid_t uid;
-	gid_t gid;
-	const gid_t *groups;
-	size_t ngroups;
-	int (*open)(const void *arg, int *fds, char **err);    /* N descriptors into FDS */
-	const void *arg;
-	size_t n;
-};
-
-/* The child: opens as the caller and sends the descriptors, or why not. */
-static void __attribute__((noreturn))
-spawn_open_child(int sock, const struct spawn_opener *o)
-{
-	struct seqmsg *m = malloc(sizeof(*m));
-	int fds[CORRAL_ROOTS_MAX + 1];
-	char *err = NULL;
-
-	if (m == NULL)
-		_exit(1);
-	if (spawn_become_caller(o->uid, o->gid, o->groups, o->ngroups, &err) == 0 &&
-	    o->open(o->arg, fds, &err) == 0) {
-		seqmsg_init(m, SPAWN_OPENED);
-		for (size_t i = 0; i < o->n; i++)
-			seqmsg_put_fd(m, fds[i]);
-	} else {
-		seqmsg_init(m, SPAWN_OPEN_REFUSED);
-		seqmsg_put_str(m, err != NULL ? err : "cannot open");
-	}
-	_exit(seqmsg_send(sock, m) == 0 ? 0 : 1);
-}
-
-/* The child's answer on SOCK, waited for with a deadline. */
-static int
-spawn_open_answer(int sock, const struct spawn_opener *o, int *fds, char **err)
-{
-	struct pollfd p = { .fd = sock, .events = POLLIN };
-	struct seqmsg *m = xmalloc(sizeof(*m));
-	const char *text;
-	int rc = -1;
-
-	seqmsg_init(m, 0);
-	if (poll(&p, 1, SPAWN_OPEN_TIMEOUT_MS) != 1)
-		reason_set(err, "opening the folders as the caller took more than %d ms "
-		    "(a file system that does not answer?)", SPAWN_OPEN_TIMEOUT_MS);
-	else if (seqmsg_recv(sock, m) != 1)
-		reason_set(err, "the folders could not be opened as the caller");
-	else if (m->type == SPAWN_OPEN_REFUSED && seqmsg_get_str(m, &text) == 0)
-		reason_set(err, "%s", text);
-	else if (m->type != SPAWN_OPENED || seqmsg_get_end(m, o->n) == -1)
-		reason_set(err, "the folders could not be opened as the caller");
-	else
-		rc = 0;
-	for (size_t i = 0; rc == 0 && i < o->n; i++)
-		fds[i] = seqmsg_take_fd(m, i);
-	seqmsg_clear(m);
-	free(m);
-	return rc;
-}
-
-/* Runs O in a child that takes the caller's identity, and takes its
- * descriptors back: a file system that never answers (a user's FUSE
- * mount) holds that child, which is killed at the deadline, never the
- * monitor that serves everyone. */
-static int
-spawn_open_as(const struct spawn_opener *o, int *fds, char **err)
-{
-	int sv[2], rc;
-	pid_t pid;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return reason_set(err, "socketpair: %s", strerror(errno));
-	if ((pid = fork()) == -1) {
-		close(sv[0]);
-		close(sv[1]);
-		return reason_set(err, "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		close(sv[0]);
-		spawn_open_child(sv[1], o);
-	}
-	close(sv[1]);
-	rc = spawn_open_answer(sv[0], o, fds, err);
-	close(sv[0]);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-		;
-	return rc;
-}
-
-static int
-spawn_open_each_root(const void *arg, int *fds, char **err)
-{
-	const struct spawn_spec *s = arg;
-
-	for (size_t i = 0; i < s->n_roots; i++)
-		if ((fds[i] = spawn_open_root(&s->roots[i], err)) == -1)
-			return -1;
-	return 0;
-}
-
 /* Opens every root of S into FDS as the caller. */
 static int
 spawn_open_roots(const struct spawn_spec *s, int *fds, char **err)
 {
-	struct spawn_opener o = { s->caller_uid, s->caller_gid, s->caller_groups,
-	    s->n_caller_groups, spawn_open_each_root, s, s->n_roots };
+	struct opener_who who = { s->caller_uid, s->caller_gid, s->caller_groups,
+	    s->n_caller_groups };
+	struct opener_item items[CORRAL_ROOTS_MAX];
 
-	return spawn_open_as(&o, fds, err);
-}
-
-static int
-spawn_open_one_dir(const void *arg, int *fds, char **err)
-{
-	const char *path = arg;
-
-	if ((fds[0] = spawn_open_path(path)) == -1)
-		return reason_set(err, "%s: %s%s", path, strerror(errno), errno == ELOOP ?
-		    " (a symlink is on the path: name the folder it leads to)" : "");
-	return 0;
-}
-
-int
-spawn_open_dir_as(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, const char *path,
-    char **err)
-{
-	struct spawn_opener o = { uid, gid, groups, ngroups, spawn_open_one_dir, path, 1 };
-	int fd = -1;
-
-	return spawn_open_as(&o, &fd, err) == -1 ? -1 : fd;
+	for (size_t i = 0; i < s->n_roots; i++)
+		items[i] = (struct opener_item){ s->roots[i].path, s->roots[i].read_only };
+	return opener_open(&who, OPENER_ROOT, items, s->n_roots, fds, err);
 }
 
 /* Replaces each O_PATH descriptor of FDS by a detached clone of its mount
@@ -539,57 +362,23 @@ spawn_check_sockets(const struct spawn_spec *s, char **err)
 	return 0;
 }
 
-/* Opens the host socket U with the calling thread's file-system identity
- * (O_PATH, no symlink on the way) and checks that this identity may
- * connect to it: a socket it may write. */
-static int
-spawn_open_socket(const struct monitor_socket *u, char **err)
-{
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	struct stat st;
-	int fd;
-
-	fd = (int)syscall(SYS_openat2, AT_FDCWD, u->path, &how, sizeof(how));
-	if (fd == -1)
-		return reason_set(err, "unix socket %s refused: %s%s", u->path, strerror(errno),
-		    errno == ELOOP ? " (a symlink is on the path: name the socket it leads to)" : "");
-	if (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode)) {
-		close(fd);
-		return reason_set(err, "unix socket %s refused: it is not a socket", u->path);
-	}
-	/* AT_EACCESS: the check uses fsuid and fsgid, the caller's. */
-	if (syscall(SYS_faccessat2, fd, "", W_OK, AT_EACCESS | AT_EMPTY_PATH) == -1) {
-		close(fd);
-		return reason_set(err, "unix socket %s refused: you may not connect to it",
-		    u->path);
-	}
-	return fd;
-}
-
-static int
-spawn_open_each_socket(const void *arg, int *fds, char **err)
-{
-	const struct spawn_spec *s = arg;
-
-	for (size_t i = 0; i < s->n_sockets; i++)
-		if ((fds[i] = spawn_open_socket(&s->sockets[i], err)) == -1)
-			return -1;
-	return 0;
-}
-
 /* The policy's host sockets of S, opened as the caller and cloned as
  * detached trees into SP's spec, to be bound inside. */
 static int
 spawn_sockets(struct spawn *sp, const struct spawn_spec *s, char **err)
 {
-	struct spawn_opener o = { s->caller_uid, s->caller_gid, s->caller_groups,
-	    s->n_caller_groups, spawn_open_each_socket, s, s->n_sockets };
+	struct opener_who who = { s->caller_uid, s->caller_gid, s->caller_groups,
+	    s->n_caller_groups };
+	struct opener_item items[INITPROTO_SOCKETS_MAX];
 	int fds[INITPROTO_SOCKETS_MAX], tree, rc = 0;
 
 	if (s->n_sockets == 0)
 		return 0;
-	if (spawn_check_sockets(s, err) == -1 || spawn_open_as(&o, fds, err) == -1)
+	if (spawn_check_sockets(s, err) == -1)
+		return -1;
+	for (size_t i = 0; i < s->n_sockets; i++)
+		items[i] = (struct opener_item){ s->sockets[i].path, false };
+	if (opener_open(&who, OPENER_SOCKET, items, s->n_sockets, fds, err) == -1)
 		return -1;
 	for (size_t i = 0; i < s->n_sockets; i++) {
 		/* A clone of a file's mount is that file bound anywhere. */
@@ -649,7 +438,7 @@ spawn_prepare(struct spawn *sp, const struct spawn_spec *s, char **err)
 		goto fail;
 	/* HOME is the daemon's own folder: opened with its rights. */
 	fds[s->n_roots] = s->home_fd != -1 ? fcntl(s->home_fd, F_DUPFD_CLOEXEC, 0) :
-	    spawn_open_path(s->home);
+	    opener_path(s->home);
 	if (fds[s->n_roots] == -1) {
 		reason_set(err, "HOME %s: %s", s->home, strerror(errno));
 		goto fail;

@@ -62,11 +62,6 @@ struct spawn_spec {
 
 struct spawn;
 
-/* Opens folder PATH (O_PATH, no symlink on the way) with the file-system
- * identity UID:GID and GROUPS, on this thread only. -1 with *ERR. */
-int spawn_open_dir_as(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups, const char *path,
-    char **err);
-
 /* Starts corral-init (INIT_PATH, absolute) in CGROUP_FD's cgroup (v2; -1:
  * the monitor's own); it waits for the spec. */
 struct spawn *spawn_launch(const char *init_path, int cgroup_fd, char **err);

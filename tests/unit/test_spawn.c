@@ -5,6 +5,7 @@
  * comments. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -26,6 +27,7 @@
 #include <event2/event.h>
 
 #include "broker/exec.h"
+#include "broker/monitor/opener.h"
 #include "broker/monitor/spawn.h"
 
 #define TEST_TMPFS_BYTES (64ull * 1024 * 1024)   /* /tmp and /dev/shm inside */
@@ -696,6 +698,57 @@ test_spec_is_given_once_and_before_ready(void **state)
 	spawn_free(sp);
 }
 
+/* The child the opener forks ahead holds nothing of ours but its socket
+ * (a sandbox's namespace or channel held there would outlive its delete),
+ * serves one open as the caller, and the next open forks its own. */
+static void
+test_opener_forked_ahead_holds_only_its_socket(void **state)
+{
+	struct sandbox *sb = need_sandbox(state);
+	struct opener_who who = { TEST_UID, TEST_GID, NULL, 0 };
+	struct opener_item items[2] = { { sb->rw, false }, { sb->locked, true } };
+	char path[PATH_MAX], *stat, *ppid;
+	int held[2], fds[2], children = 0;
+	char *err = NULL;
+	DIR *d;
+	struct dirent *e;
+
+	assert_int_equal(pipe2(held, O_CLOEXEC), 0);
+	opener_prepare();
+	assert_non_null(d = opendir("/proc"));
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' || (stat = read_file(path)) == NULL)
+			continue;
+		ppid = strrchr(stat, ')');
+		if (ppid != NULL && atoi(ppid + 4) == (int)getpid() &&
+		    strstr(stat, "(test_spawn)") != NULL) {
+			children++;
+			/* It closes them once forked: give it a moment. */
+			snprintf(path, sizeof(path), "/proc/%s/fd/%d", e->d_name, held[0]);
+			for (int i = 0; i < 100 && access(path, F_OK) == 0; i++)
+				usleep(10000);
+			assert_int_equal(access(path, F_OK), -1);
+			snprintf(path, sizeof(path), "/proc/%s/fd/3", e->d_name);
+			assert_int_equal(access(path, F_OK), 0);
+			snprintf(path, sizeof(path), "/proc/%s/fd/4", e->d_name);
+			assert_int_equal(access(path, F_OK), -1);
+		}
+		free(stat);
+	}
+	closedir(d);
+	assert_int_equal(children, 1);
+	assert_int_equal(opener_open(&who, OPENER_ROOT, items, 1, fds, &err), 0);
+	close(fds[0]);
+	/* No child waits now: this one is forked on demand, and refuses. */
+	assert_int_equal(opener_open(&who, OPENER_ROOT, items, 2, fds, &err), -1);
+	assert_non_null(strstr(err, "refused"));
+	free(err);
+	opener_end();
+	close(held[0]);
+	close(held[1]);
+}
+
 /* A corral-init that is not where it is said to be: the launch says so. */
 static void
 test_launch_of_a_missing_init_is_refused(void **state)
@@ -945,6 +998,7 @@ main(void)
 		cmocka_unit_test(test_spec_with_uid_0_is_refused),
 		cmocka_unit_test(test_spec_is_given_once_and_before_ready),
 		cmocka_unit_test(test_launch_of_a_missing_init_is_refused),
+		cmocka_unit_test(test_opener_forked_ahead_holds_only_its_socket),
 		cmocka_unit_test(test_root_the_caller_cannot_reach_is_refused),
 		cmocka_unit_test(test_root_through_a_symlink_is_refused),
 		cmocka_unit_test(test_root_under_run_is_refused),
