@@ -382,6 +382,22 @@ privsep_create_async(struct privsep *ps, const struct monitor_create *req,
 	return 0;
 }
 
+int
+privsep_send_ca(struct privsep *ps, const char *pem, char **err)
+{
+	int rc = -1;
+
+	monitor_wire_text_encode(ps->msg, MONITOR_CREATE_CA, pem, -1);
+	if (ps->fd == -1 || ps->gone)
+		reason_set(err, "the monitor is gone");
+	else if (ps->msg->overflow)
+		reason_set(err, "the CA is too large");
+	else if ((rc = seqmsg_send(ps->fd, ps->msg)) == -1)
+		reason_set(err, "cannot reach the monitor: %s", strerror(errno));
+	seqmsg_clear(ps->msg);
+	return rc;
+}
+
 struct privsep_warm_call {
 	privsep_warm_fn done;
 	void *arg;

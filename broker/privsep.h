@@ -65,6 +65,9 @@ bool privsep_gone(const struct privsep *ps);
  * even be sent (BUILT is then never called). */
 int privsep_create_async(struct privsep *ps, const struct monitor_create *req,
     privsep_built_fn built, void *arg, char **err);
+/* Sends the CA of the create just sent with ca_follows (its PEM; "": the
+ * create is given up, and fails). No answer of its own. */
+int privsep_send_ca(struct privsep *ps, const char *pem, char **err);
 /* Asks for a warm sandbox in SLOT the same way: DONE hears NULL once it is
  * built, else why not ("the monitor is gone" when it went). -1 with *ERR
  * when it cannot be sent (DONE is then never called). */

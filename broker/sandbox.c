@@ -77,6 +77,7 @@ struct sandbox_creating {
 	struct sandbox_plan plan;
 	bool reserved;                  /* its registry row exists */
 	bool sent;                      /* the monitor has the request */
+	char *ca_why;                   /* why its CA could not be made (it then fails) */
 	sandbox_created_fn done;
 	void *arg;
 	struct sandbox_creating *next;  /* d->creating */
@@ -789,7 +790,9 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->grant_home = req->n_grants > 0 ? p->grant_home : NULL;
 	mc->grants = (const char *const *)req->grants;
 	mc->n_grants = req->n_grants;
-	mc->ca_pem = p->ca_pem;
+	/* Made while the monitor builds (sandbox_send_ca). */
+	mc->ca_pem = NULL;
+	mc->ca_follows = true;
 	mc->files = p->secrets.files;
 	mc->n_files = p->secrets.nfiles;
 }
@@ -967,6 +970,7 @@ sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char 
 	tlsca_free(c->plan.ca);
 	free(c->plan.ca_pem);
 	corral__sandbox_create__free_unpacked(c->req, NULL);
+	free(c->ca_why);
 	free(c);
 	/* After the create it served (or refused): a refill never delays a
 	 * claim, and a claimed warm sandbox is replaced. */
@@ -1001,6 +1005,8 @@ sandbox_on_built(struct monitor_built *b, const char *why, void *arg)
 		why = "corrald is stopping";
 	}
 	if (b == NULL) {
+		if (c->ca_why != NULL)
+			why = c->ca_why;
 		sandbox_creating_end(c, NULL, sandbox_failure_code(why), why);
 		return;
 	}
@@ -1036,6 +1042,28 @@ sandbox_request_copy(const Corral__SandboxCreate *req)
 	return copy;
 }
 
+/* C's CA, for the endpoints the proxy terminates (the certificate goes
+ * into the trust bundle inside, the key stays here), made while the
+ * monitor builds: it reads the certificate only when the spec goes. One
+ * that cannot be made gives the create up (the monitor answers FAILED,
+ * and C's reason is told). */
+static void
+sandbox_send_ca(struct daemon *d, struct sandbox_creating *c)
+{
+	char *err = NULL;
+
+	if ((c->plan.ca = tlsca_new(c->plan.name, &c->ca_why)) == NULL ||
+	    (c->plan.ca_pem = tlsca_cert_pem(c->plan.ca)) == NULL) {
+		if (c->ca_why == NULL)
+			c->ca_why = xstrdup("out of memory");
+	}
+	if (privsep_send_ca(d->privsep, c->ca_why == NULL ? c->plan.ca_pem : "", &err) == -1) {
+		/* The link is broken: every create in flight hears it. */
+		log_error("sandbox %s: %s", c->plan.name, err);
+		free(err);
+	}
+}
+
 void
 sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__SandboxCreate *req, sandbox_created_fn done, void *arg)
@@ -1069,14 +1097,6 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 		reason_set(&err, "sandboxes cannot be built here: %s", d->monitor_why);
 		goto refused;
 	}
-	/* Its CA, for the endpoints the proxy terminates: the certificate
-	 * goes into the trust bundle inside, the key stays here. */
-	if ((c->plan.ca = tlsca_new(c->plan.name, &err)) == NULL ||
-	    (c->plan.ca_pem = tlsca_cert_pem(c->plan.ca)) == NULL) {
-		if (err == NULL)
-			reason_set(&err, "out of memory");
-		goto refused;
-	}
 	sandbox_monitor_request(d, &c->plan, &mc);
 	sandbox_monitor_sockets(&c->plan, &mc);
 	if (privsep_create_async(d->privsep, &mc, sandbox_on_built, c, &err) == -1)
@@ -1084,6 +1104,7 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	c->sent = true;
 	c->next = d->creating;
 	d->creating = c;
+	sandbox_send_ca(d, c);
 	return;
 refused:
 	sandbox_creating_end(c, NULL, code, err);

@@ -194,6 +194,7 @@ monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 	monitor_wire_put_u64(m, r->home_bytes);
 	seqmsg_put_u32(m, r->hard_requirement);
 	seqmsg_put_u32(m, r->warm);
+	seqmsg_put_u32(m, r->ca_follows);
 	seqmsg_put_str(m, r->grant_home != NULL ? r->grant_home : "");
 	seqmsg_put_u32(m, (uint32_t)r->n_grants);
 	for (size_t i = 0; i < r->n_grants; i++)
@@ -291,11 +292,14 @@ monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 	    monitor_wire_get_u64(m, &r->home_bytes) == -1 ||
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
 	    monitor_wire_get_bool(m, &r->warm) == -1 ||
+	    monitor_wire_get_bool(m, &r->ca_follows) == -1 ||
 	    monitor_wire_create_grants(m, out) == -1 ||
 	    monitor_wire_create_sockets(m, out) == -1 || seqmsg_get_str(m, &ca_pem) == -1 ||
 	    strlen(ca_pem) > MONITOR_CA_PEM_MAX_BYTES || monitor_wire_create_files(m, out) == -1 ||
 	    seqmsg_get_end(m, 1) == -1)
 		return monitor_wire_bad();
+	if (r->ca_follows && ca_pem[0] != '\0')
+		return monitor_wire_bad();      /* one or the other */
 	r->ca_pem = ca_pem[0] != '\0' ? ca_pem : NULL;
 	r->caller_fd = seqmsg_take_fd(m, 0);
 	r->workdir = workdir[0] != '\0' ? workdir : NULL;

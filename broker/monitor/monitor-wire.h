@@ -11,6 +11,9 @@
  *                               map, the bypass log
  *   broker -> monitor  CREATE   a sandbox to build; fd: the client's connection
  *                                                        -> BUILT (6 fds) or FAILED
+ *   broker -> monitor  CREATE_CA  right after a CREATE with ca_follows: the
+ *                               sandbox CA's certificate ("": the broker gave the
+ *                               create up), read when the spec is sent; no answer
  *   broker -> monitor  DESTROY  a sandbox's name         -> DONE
  *   broker -> monitor  WARM     an address slot, in decimal -> DONE ("" or why)
  *   broker -> monitor  REAP     the live sandboxes       -> REAPED (what went)
@@ -65,6 +68,7 @@ enum monitor_wire_type {
 	MONITOR_NETSOCK,
 	MONITOR_NETSOCK_IS,
 	MONITOR_WARM,
+	MONITOR_CREATE_CA,
 };
 
 /* One of the caller's folders, shown at its own path. */
@@ -110,6 +114,8 @@ struct monitor_create {
 	uint64_t home_bytes;            /* HOME, a tmpfs */
 	bool hard_requirement;          /* refuse when a layer is missing */
 	bool warm;                      /* build it on the warm sandbox of SLOT */
+	bool ca_follows;                /* CA_PEM comes in a CREATE_CA next: the broker
+	                                 * makes it while the monitor builds */
 	const char *grant_home;         /* where grants are copied from (opened as the caller) */
 	const char *const *grants;      /* grant names (built-in or the config's) */
 	size_t n_grants;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <pwd.h>
@@ -30,6 +31,7 @@
 #define MONITOR_PEER_GROUPS_MAX 64      /* a caller's groups read from its connection */
 #define MONITOR_FIREWALL_LINE_MAX_BYTES (FWCHECK_REASON_MAX_BYTES + 32)
 #define MONITOR_EXIT_BROKEN_LINK 3      /* the broker sent what no broker sends */
+#define MONITOR_CA_TIMEOUT_MS 5000      /* for a create's CREATE_CA, sent right after it */
 
 /* The monitor's state: its link and what it built. */
 struct monitor {
@@ -37,6 +39,8 @@ struct monitor {
 	struct privop *op;              /* NULL: its set-up failed (hello.why) */
 	const struct monitor_setup *setup;
 	struct seqmsg *in, *out;
+	struct seqmsg *ca;              /* a create's CREATE_CA */
+	bool ca_pending;                /* ... sent, not read yet */
 };
 
 /* Who is on a client's connection, as the kernel says. */
@@ -152,6 +156,38 @@ monitor_identify(struct monitor_wire_create *w, const char *path, struct monitor
 	return NULL;
 }
 
+/* The CREATE_CA that follows a CREATE with ca_follows: read when the spec
+ * is about to go (privop_on_ca), or after a create that failed before. */
+static const char *
+monitor_read_ca(void *arg, const char **why)
+{
+	struct monitor *mon = arg;
+	struct pollfd p = { .fd = mon->fd, .events = POLLIN };
+	const char *pem;
+	int rc;
+
+	if (!mon->ca_pending) {
+		*why = "no CA follows this create";
+		return NULL;
+	}
+	mon->ca_pending = false;
+	seqmsg_clear(mon->ca);
+	do {
+		rc = poll(&p, 1, MONITOR_CA_TIMEOUT_MS);
+	} while (rc == -1 && errno == EINTR);
+	if (rc != 1)
+		monitor_broken(mon, "a create whose CA did not follow");
+	if ((rc = seqmsg_recv(mon->fd, mon->ca)) == 0)
+		monitor_exit(mon, 0);
+	if (rc != 1 || monitor_wire_text_decode(mon->ca, MONITOR_CREATE_CA, &pem, NULL) == -1)
+		monitor_broken(mon, "a create whose CA did not follow");
+	if (pem[0] == '\0') {
+		*why = "the create was given up (no CA)";
+		return NULL;
+	}
+	return pem;
+}
+
 /* CREATE: builds the sandbox as the caller on the handed-over connection
  * may have it; answers BUILT with its descriptors, or FAILED. */
 static void
@@ -160,17 +196,22 @@ monitor_answer_create(struct monitor *mon)
 	struct monitor_wire_create *req = xmalloc(sizeof(*req));
 	struct monitor_peer who;
 	struct monitor_built b;
-	const char *refusal;
+	const char *refusal, *ca_why;
 	char *err = NULL;
 
 	if (monitor_wire_create_decode(mon->in, req) == -1)
 		monitor_broken(mon, "a malformed create request");
+	mon->ca_pending = req->req.ca_follows;
 	refusal = monitor_identify(req, mon->setup->socket_path, &who);
 	if (refusal != NULL) {
+		(void)monitor_read_ca(mon, &ca_why);
 		monitor_send_text(mon, MONITOR_FAILED, refusal);
 	} else if (mon->op == NULL) {
+		(void)monitor_read_ca(mon, &ca_why);
 		monitor_send_text(mon, MONITOR_FAILED, "sandboxes cannot be built here");
 	} else if (privop_create(mon->op, &req->req, &b, &err) == -1) {
+		/* The CA that still follows is read first: answers keep order. */
+		(void)monitor_read_ca(mon, &ca_why);
 		monitor_send_text(mon, MONITOR_FAILED, err != NULL ? err : "the sandbox failed");
 	} else {
 		monitor_wire_built_encode(mon->out, &b);
@@ -455,9 +496,13 @@ monitor_run(int fd, const struct monitor_setup *setup)
 	prctl(PR_SET_NAME, MONITOR_PROCESS_NAME, 0, 0, 0);
 	mon.in = xmalloc(sizeof(*mon.in));
 	mon.out = xmalloc(sizeof(*mon.out));
+	mon.ca = xmalloc(sizeof(*mon.ca));
 	seqmsg_init(mon.in, 0);
 	seqmsg_init(mon.out, 0);
+	seqmsg_init(mon.ca, 0);
 	monitor_hello(&mon);
+	if (mon.op != NULL)
+		privop_on_ca(mon.op, monitor_read_ca, &mon);
 	opener_prepare();
 	for (;;) {
 		rc = seqmsg_recv(fd, mon.in);

@@ -97,6 +97,8 @@ struct privop {
 	struct fwcheck_result fw_ruleset;
 	bool fence_known;
 	bool fence_there;
+	privop_ca_fn ca_fn;             /* a create's CA, when it follows the request */
+	void *ca_arg;
 };
 
 /* FNV-1a: the instance id is a stable short name of the state folder, so a
@@ -827,6 +829,29 @@ privop_listeners(struct privop *p, struct monitor_built *out, char **err)
 	return 0;
 }
 
+void
+privop_on_ca(struct privop *p, privop_ca_fn fn, void *arg)
+{
+	p->ca_fn = fn;
+	p->ca_arg = arg;
+}
+
+/* The CA of REQ, when it follows the request, into S's spec: waited for
+ * only now, so the broker makes it while the monitor builds. */
+static int
+privop_take_ca(struct privop *p, const struct monitor_create *req,
+    struct privop_sandbox *s, char **err)
+{
+	const char *pem, *why = "no CA came";
+
+	if (!req->ca_follows)
+		return 0;
+	if (p->ca_fn == NULL || (pem = p->ca_fn(p->ca_arg, &why)) == NULL)
+		return reason_set(err, "sandbox: %s", why);
+	spawn_set_ca(s->sp, pem);
+	return 0;
+}
+
 /* Lets corral-init build the sandbox and checks the layers it has. */
 static int
 privop_finish(struct privop *p, const struct monitor_create *req,
@@ -834,6 +859,8 @@ privop_finish(struct privop *p, const struct monitor_create *req,
 {
 	char *why = NULL;
 
+	if (privop_take_ca(p, req, s, err) == -1)
+		return -1;
 	if (spawn_ready(s->sp, SPAWN_READY_TIMEOUT_MS, &why) == -1) {
 		privop_fail_with(err, "sandbox", why);
 		return -1;
@@ -931,9 +958,8 @@ privop_claim(struct privop *p, const struct monitor_create *req, struct privop_s
 		goto fail;
 	}
 	if (privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
-	    
 	    privop_grants(p, req, home_fd, out, err) == -1 ||
-	    privop_give_init(p, req, s, out, home_fd, err) == -1 || 
+	    privop_give_init(p, req, s, out, home_fd, err) == -1 ||
 	    privop_unix_guard(p, s, req, err) == -1 || privop_finish(p, req, s, out, err) == -1)
 		goto fail;
 	close(home_fd);

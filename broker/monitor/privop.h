@@ -34,6 +34,12 @@ const char *privop_instance(const struct privop *p);
  * it), or -1 with the reason in *WHY (P's; "" when there is none). */
 int privop_take_bypass_fd(struct privop *p, const char **why);
 
+/* Where a create's CA comes from when it follows the request (its
+ * ca_follows): FN(ARG) waits for it and gives the PEM (the caller's until
+ * the next call), or NULL with *WHY when the broker gave the create up. */
+typedef const char *(*privop_ca_fn)(void *arg, const char **why);
+void privop_on_ca(struct privop *p, privop_ca_fn fn, void *arg);
+
 /* Builds a warm sandbox in SLOT: its cgroup, corral-init waiting with the
  * tree no spec changes, the veth, the gateway's sockets and the
  * identification, for a create of that slot with warm set to claim.

@@ -396,6 +396,14 @@ spawn_sockets(struct spawn *sp, const struct spawn_spec *s, char **err)
 }
 
 void
+spawn_set_ca(struct spawn *sp, const char *pem)
+{
+	free(sp->ca_pem);
+	sp->ca_pem = pem != NULL ? xstrdup(pem) : NULL;
+	sp->ispec.ca_pem = sp->ca_pem != NULL ? sp->ca_pem : "";
+}
+
+void
 spawn_set_unix_guard(struct spawn *sp, bool on)
 {
 	sp->ispec.unix_guard = on;

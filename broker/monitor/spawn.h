@@ -77,6 +77,9 @@ int spawn_netns_fd(const struct spawn *sp);
  * sandbox's cgroup, so that corral-init supervises connect() (the spec's
  * unix_guard). */
 void spawn_set_unix_guard(struct spawn *sp, bool on);
+/* Before spawn_ready: the sandbox CA's certificate (PEM; NULL: none),
+ * for the trust bundle inside, when spawn_prepare did not have it. */
+void spawn_set_ca(struct spawn *sp, const char *pem);
 /* Sends the spec and waits at most TIMEOUT_MS for corral-init's answer. */
 int spawn_ready(struct spawn *sp, int timeout_ms, char **err);
 /* After spawn_ready: the Landlock ABI corral-init put in force (0: none)

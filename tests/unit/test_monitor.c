@@ -155,6 +155,95 @@ test_a_create_without_its_connection_ends_the_monitor(void **state)
 	assert_hung_up(&r);
 }
 
+/* A create whose CA follows: the monitor reads the CA even when it
+ * refuses the create, so the next request is read as one. */
+static void
+test_a_refused_create_still_takes_its_ca(void **state)
+{
+	static const struct monitor_root root = { "/tmp", false };
+	struct monitor_create c = { .name = "x", .uid = 1000, .gid = 1000,
+	    .roots = &root, .n_roots = 1, .ca_follows = true };
+	struct running r;
+	const char *text;
+	int sv[2];
+
+	(void)state;
+	start(&r);
+	/* Not a connection to the control socket: refused. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	c.caller_fd = sv[0];
+	monitor_wire_create_encode(r.msg, &c);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	monitor_wire_text_encode(r.msg, MONITOR_CREATE_CA, "-----BEGIN CERTIFICATE-----", -1);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	monitor_wire_text_encode(r.msg, MONITOR_FIREWALL, "", -1);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	assert_int_equal(seqmsg_recv(r.fd, r.msg), 1);
+	assert_int_equal(monitor_wire_text_decode(r.msg, MONITOR_FAILED, &text, NULL), 0);
+	assert_non_null(strstr(text, "not a connection to the control socket"));
+	seqmsg_clear(r.msg);
+	assert_int_equal(seqmsg_recv(r.fd, r.msg), 1);
+	assert_int_equal(monitor_wire_text_decode(r.msg, MONITOR_FIREWALL_IS, &text, NULL), 0);
+	seqmsg_clear(r.msg);
+	shutdown(r.fd, SHUT_WR);
+	assert_int_equal(end_status(&r), 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* What no broker sends: a CA with no create before it, or a create whose
+ * CA does not come next. */
+static void
+test_a_ca_out_of_place_ends_the_monitor(void **state)
+{
+	static const struct monitor_root root = { "/tmp", false };
+	struct monitor_create c = { .name = "x", .uid = 1000, .gid = 1000,
+	    .roots = &root, .n_roots = 1, .ca_follows = true };
+	struct running r;
+	int sv[2];
+
+	(void)state;
+	start(&r);
+	monitor_wire_text_encode(r.msg, MONITOR_CREATE_CA, "pem", -1);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	assert_hung_up(&r);
+	start(&r);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	c.caller_fd = sv[0];
+	monitor_wire_create_encode(r.msg, &c);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	monitor_wire_text_encode(r.msg, MONITOR_FIREWALL, "", -1);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	assert_hung_up(&r);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* WARM: a slot in decimal, answered DONE with why not. */
+static void
+test_a_warm_request_is_answered(void **state)
+{
+	static const char *const asked[] = { "3", "x", "", "99999999" };
+	static const char *const told[] = { "sandboxes cannot be built here",
+		"refused: not an address slot", "refused: not an address slot",
+		"refused: not an address slot" };
+	struct running r;
+	const char *text;
+
+	(void)state;
+	start(&r);
+	for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
+		monitor_wire_text_encode(r.msg, MONITOR_WARM, asked[i], -1);
+		assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+		assert_int_equal(seqmsg_recv(r.fd, r.msg), 1);
+		assert_int_equal(monitor_wire_text_decode(r.msg, MONITOR_DONE, &text, NULL), 0);
+		assert_string_equal(text, told[i]);
+		seqmsg_clear(r.msg);
+	}
+	shutdown(r.fd, SHUT_WR);
+	assert_int_equal(end_status(&r), 0);
+}
+
 static void
 test_bytes_that_are_no_message_end_the_monitor(void **state)
 {
@@ -190,6 +279,9 @@ main(void)
 		cmocka_unit_test(test_a_malformed_destroy_ends_the_monitor),
 		cmocka_unit_test(test_a_create_without_its_connection_ends_the_monitor),
 		cmocka_unit_test(test_bytes_that_are_no_message_end_the_monitor),
+		cmocka_unit_test(test_a_refused_create_still_takes_its_ca),
+		cmocka_unit_test(test_a_ca_out_of_place_ends_the_monitor),
+		cmocka_unit_test(test_a_warm_request_is_answered),
 		cmocka_unit_test(test_a_firewall_request_with_text_ends_the_monitor),
 	};
 
