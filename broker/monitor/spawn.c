@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/close_range.h>
+#include <linux/sched.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <pwd.h>
@@ -32,7 +34,6 @@
 #include "policy/name.h"
 #include "policy/rootcheck.h"
 
-#define SPAWN_CHILD_STACK_BYTES (64 * 1024)     /* the clone's, until it execs */
 #define SPAWN_MIB (1024ull * 1024)
 #define SPAWN_FIRST_REGULAR_UID 1000    /* below: system accounts, whose homes are services' */
 #define SPAWN_HOMES_MAX 4096            /* other users' homes a root is checked against */
@@ -191,82 +192,88 @@ spawn_clone_trees(int *fds, size_t n, const struct spawn_spec *s, char **err)
 	return 0;
 }
 
-/* What the clone needs, and where it says which step failed: it shares
- * our memory (CLONE_VM) until it execs, and we wait (CLONE_VFORK). */
-struct spawn_child_args {
-	int chan;
-	int procs;                      /* cgroup.procs of the sandbox's cgroup, or -1 */
-	const char *init_path;
-	const char *step;               /* the step that failed, with err */
+/* Which step of the child failed, and how: written to the parent before
+ * the child exits (the pipe closes at exec when none did). */
+struct spawn_child_failure {
+	char step[32];
 	int err;
 };
 
-/* In the clone, before exec: in the cgroup, the channel at INITPROTO_FD,
- * nothing else open (not even 0 to 2), an empty environment. Every
- * signal stays blocked until corral-init sets its own mask: a handler of
- * ours must never run on memory we share. */
-static int
-spawn_child(void *arg)
+/* In the clone, before exec: the channel at INITPROTO_FD, nothing else
+ * open (not even 0 to 2; REPORT until exec), an empty environment. Every
+ * signal stays blocked until corral-init sets its own mask. */
+static void __attribute__((noreturn))
+spawn_child(int chan, int report, const char *init_path)
 {
 	static char *const argv[] = { (char *)(uintptr_t)"corral-init", NULL };
 	static char *const envp[] = { NULL };
-	struct spawn_child_args *a = arg;
+	struct spawn_child_failure f = { "setting up its channel", 0 };
 
-	/* Writing 0 moves the writer: the cgroup holds corral-init before its
-	 * first instruction, as CLONE_INTO_CGROUP would. */
-	a->step = "joining the cgroup";
-	if (a->procs != -1 && write(a->procs, "0", 1) != 1)
+	/* Out of the way of INITPROTO_FD, close-on-exec. */
+	if ((report = fcntl(report, F_DUPFD_CLOEXEC, INITPROTO_FD + 1)) == -1 ||
+	    (chan == INITPROTO_FD ? fcntl(chan, F_SETFD, 0) : dup2(chan, INITPROTO_FD)) == -1)
 		goto fail;
-	a->step = "setting up its channel";
-	if (a->chan == INITPROTO_FD ? fcntl(a->chan, F_SETFD, 0) == -1 :
-	    dup2(a->chan, INITPROTO_FD) == -1)
+	/* What is left past the channel goes at exec, REPORT with it. */
+	if (syscall(SYS_close_range, INITPROTO_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
 		goto fail;
-	close_range(INITPROTO_FD + 1, ~0U, 0);
 	close_range(0, INITPROTO_FD - 1, 0);
-	a->step = "exec";
-	execve(a->init_path, argv, envp);
+	snprintf(f.step, sizeof(f.step), "exec");
+	execve(init_path, argv, envp);
 fail:
-	a->err = errno;
+	f.err = errno;
+	if (report != -1 && write(report, &f, sizeof(f)) != (ssize_t)sizeof(f)) {
+		/* Then the parent sees an exit without exec, and says so. */
+	}
 	_exit(127);
 }
 
-/* Starts corral-init in the new namespaces (and CGROUP_FD's cgroup when
- * >= 0). clone(CLONE_VM | CLONE_VFORK), not fork: no copy of our page
- * tables, whose cost grows with the daemon's size (measured: 1 ms at a
- * few MB, 28 ms at 1 GB for a fork-like clone3, under 1 ms for this at
- * any size). CLONE_INTO_CGROUP needs clone3, which cannot run a function
- * on a new stack, so the child joins the cgroup itself before exec. */
+/* Starts corral-init in the new namespaces, born in CGROUP_FD's cgroup
+ * when >= 0 (CLONE_INTO_CGROUP): no migration, which the kernel makes
+ * wait for an RCU grace period (5-15 ms) when none ran lately. A fork-like
+ * clone3 copies the monitor's page tables: it stays small (about 7 MB),
+ * and this costs about 0.2 ms. The child's exec is waited for: the pipe
+ * closes then, or carries why not. */
 static pid_t
 spawn_clone(struct spawn *sp, int chan, const char *init_path, int cgroup_fd, char **err)
 {
-	struct spawn_child_args a = { .chan = chan, .procs = -1, .init_path = init_path };
-	char *stack = xmalloc(SPAWN_CHILD_STACK_BYTES);
+	struct clone_args ca = {
+		.flags = SPAWN_NS_FLAGS | CLONE_PIDFD | (cgroup_fd >= 0 ? CLONE_INTO_CGROUP : 0),
+		.pidfd = (uint64_t)(uintptr_t)&sp->pidfd, .exit_signal = SIGCHLD,
+		.cgroup = cgroup_fd >= 0 ? (uint64_t)cgroup_fd : 0,
+	};
+	struct spawn_child_failure f;
 	sigset_t all, saved;
+	int report[2];
+	ssize_t n;
 	pid_t pid;
 
-	if (cgroup_fd >= 0)
-		a.procs = openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-	if (cgroup_fd >= 0 && a.procs == -1) {
-		free(stack);
-		return reason_set(err, "opening the sandbox's cgroup.procs: %s", strerror(errno));
-	}
+	if (pipe2(report, O_CLOEXEC) == -1)
+		return reason_set(err, "pipe: %s", strerror(errno));
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	pid = clone(spawn_child, stack + SPAWN_CHILD_STACK_BYTES,
-	    SPAWN_NS_FLAGS | CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD, &a, &sp->pidfd);
+	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0)
+		spawn_child(chan, report[1], init_path);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
-	free(stack);
-	if (a.procs != -1)
-		close(a.procs);
-	if (pid == -1)
-		return reason_set(err, "clone of corral-init: %s", strerror(errno));
-	if (a.err != 0) {
-		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-			;
-		return reason_set(err, "starting corral-init (%s): %s: %s", init_path, a.step,
-		    strerror(a.err));
+	close(report[1]);
+	if (pid == -1) {
+		close(report[0]);
+		return reason_set(err, "clone3 of corral-init: %s%s", strerror(errno),
+		    errno == ENOSYS || errno == E2BIG ? " (corral needs Linux 5.7 or later)" : "");
 	}
-	return pid;
+	do {
+		n = read(report[0], &f, sizeof(f));
+	} while (n == -1 && errno == EINTR);
+	close(report[0]);
+	if (n == 0)
+		return pid;
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(f))
+		return reason_set(err, "starting corral-init (%s): it ended before exec", init_path);
+	f.step[sizeof(f.step) - 1] = '\0';
+	return reason_set(err, "starting corral-init (%s): %s: %s", init_path, f.step,
+	    strerror(f.err));
 }
 
 /* Fills SP's copy of the protocol spec from S and the trees in FDS. */
