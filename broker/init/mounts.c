@@ -465,39 +465,77 @@ mounts_read_all(int fd, struct buf *text)
 	return n == 0 ? 0 : -1;
 }
 
-/* The system's trust bundle (the host's, shown read-only) and the
- * sandbox CA's certificate PEM, at INITPROTO_CA_BUNDLE_PATH and bound
- * over the system's own: tools that read either, or the variables naming
- * the first, trust the endpoints the proxy terminates, and every other
- * host as before. A system with no bundle at a usual path gets the CA's
- * alone there (its tools verified nothing before either). */
-static int
-mounts_ca_bundle(struct mounts_ctx *c, const char *pem)
-{
-	const char *sys_path = NULL;
-	struct buf *text;
-	int sys, ours = -1, rc = -1;
+/* The trust bundle inside: the system's (the host's, shown read-only),
+ * written before the spec comes, and the sandbox CA's certificate, added
+ * with it. */
+struct mounts_bundle {
+	int sys;                        /* the system's bundle, or -1 */
+	const char *sys_path;
+	int ours;                       /* ours, open for writing, or -1 */
+	size_t len;
+};
 
-	if (pem[0] == '\0')
-		return 0;
+/* Writes the system's bundle into ours, at INITPROTO_CA_BUNDLE_PATH. */
+static int
+mounts_bundle_begin(struct mounts_ctx *c, struct mounts_bundle *b)
+{
+	struct buf *text;
+	int rc = -1;
+
+	b->sys = b->ours = -1;
 	if ((text = buf_new(MOUNTS_BUNDLE_MAX_BYTES)) == NULL)
 		return mounts_fail(c, "the trust bundle: out of memory");
-	sys = mounts_open_bundle(c, &sys_path);
-	if (sys != -1 && mounts_read_all(sys, text) == -1) {
-		mounts_fail(c, "reading %s", sys_path);
-	} else if ((buf_len(text) > 0 && buf_append_str(text, "\n") == -1) ||
-	    buf_append_str(text, pem) == -1 || buf_append(text, "", 1) == -1) {
-		errno = EFBIG;
-		mounts_fail(c, "the trust bundle");
-	} else if ((ours = mounts_write_file(c, &INITPROTO_CA_BUNDLE_PATH[1], buf_data(text))) != -1) {
-		rc = sys == -1 ? 0 : mounts_bind_file_at(c, ours, sys, sys_path);
-	}
-	if (ours != -1)
-		close(ours);
-	if (sys != -1)
-		close(sys);
+	b->sys = mounts_open_bundle(c, &b->sys_path);
+	if (b->sys != -1 && mounts_read_all(b->sys, text) == -1)
+		mounts_fail(c, "reading %s", b->sys_path);
+	else if ((buf_len(text) > 0 && buf_append_str(text, "\n") == -1) ||
+	    buf_append(text, "", 1) == -1)
+		mounts_fail(c, "the trust bundle is over %d bytes", MOUNTS_BUNDLE_MAX_BYTES);
+	else if ((b->ours = mounts_write_file(c, &INITPROTO_CA_BUNDLE_PATH[1], buf_data(text))) != -1)
+		rc = 0;
+	b->len = buf_len(text) > 0 ? buf_len(text) - 1 : 0;
 	buf_free(text);
 	return rc;
+}
+
+/* Adds the sandbox CA's certificate PEM to ours and binds it over the
+ * system's: tools that read either, or the variables naming the first,
+ * trust the endpoints the proxy terminates, and every other host as
+ * before. A system with no bundle at a usual path gets the CA's alone
+ * there (its tools verified nothing before either). No PEM: no bundle. */
+static int
+mounts_bundle_finish(struct mounts_ctx *c, struct mounts_bundle *b, const char *pem)
+{
+	size_t len = strlen(pem);
+	int dir;
+
+	if (pem[0] == '\0') {
+		if ((dir = mounts_mkdirs(c, "run/corral")) == -1)
+			return -1;
+		if (unlinkat(dir, strrchr(INITPROTO_CA_BUNDLE_PATH, '/') + 1, 0) == -1) {
+			close(dir);
+			return mounts_fail(c, "removing %s", INITPROTO_CA_BUNDLE_PATH);
+		}
+		close(dir);
+		return 0;
+	}
+	if (b->len + len >= MOUNTS_BUNDLE_MAX_BYTES) {
+		errno = EFBIG;
+		return mounts_fail(c, "the trust bundle");
+	}
+	if (write(b->ours, pem, len) != (ssize_t)len)
+		return mounts_fail(c, "writing %s", INITPROTO_CA_BUNDLE_PATH);
+	return b->sys == -1 ? 0 : mounts_bind_file_at(c, b->ours, b->sys, b->sys_path);
+}
+
+static void
+mounts_bundle_close(struct mounts_bundle *b)
+{
+	if (b->ours != -1)
+		close(b->ours);
+	if (b->sys != -1)
+		close(b->sys);
+	b->ours = b->sys = -1;
 }
 
 /* A resolv.conf naming only the gateway: over /etc/resolv.conf, or, when
@@ -909,6 +947,7 @@ mounts_close_spec(struct initproto_spec *s)
 struct mounts {
 	struct mounts_ctx c;
 	struct mounts_masker masker;
+	struct mounts_bundle bundle;
 	int rc;                         /* mounts_prepare's: -1 with ERR */
 	char err[INITPROTO_ERR_MAX_BYTES];
 };
@@ -931,7 +970,8 @@ mounts_prepare_tree(struct mounts *m)
 	if (mounts_fs(c, "tmpfs", "run", run_opts,
 	    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) == -1 ||
 	    mounts_dev(c) == -1 || mounts_proc(c) == -1 ||
-	    mounts_masker_open(c, &m->masker) == -1 || mounts_host_masks(c, &m->masker) == -1)
+	    mounts_masker_open(c, &m->masker) == -1 || mounts_host_masks(c, &m->masker) == -1 ||
+	    mounts_bundle_begin(c, &m->bundle) == -1)
 		return -1;
 	return 0;
 }
@@ -943,7 +983,7 @@ mounts_prepare(void)
 
 	if (m == NULL)
 		return NULL;
-	m->c.root = m->masker.fs = -1;
+	m->c.root = m->masker.fs = m->bundle.sys = m->bundle.ours = -1;
 	m->c.err = m->err;
 	m->c.errlen = sizeof(m->err);
 	m->rc = mounts_prepare_tree(m);
@@ -968,7 +1008,7 @@ mounts_build_spec(struct mounts *m, struct initproto_spec *s)
 	/* Before the roots: a root under /tmp goes into the private /tmp. */
 	if (mounts_fs(c, "tmpfs", "tmp", tmp_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) == -1 ||
 	    mounts_trees(c, s) == -1 || mounts_runtime(c, s->runtime) == -1 ||
-	    mounts_resolv(c, s->gateway) == -1 || mounts_ca_bundle(c, s->ca_pem) == -1 ||
+	    mounts_resolv(c, s->gateway) == -1 || mounts_bundle_finish(c, &m->bundle, s->ca_pem) == -1 ||
 	    mounts_sockets(c, s) == -1 || mounts_shm(c, size) == -1 ||
 	    mounts_root_masks(c, &m->masker, s) == -1 || mounts_pivot(c) == -1)
 		return -1;
@@ -995,6 +1035,7 @@ mounts_build(struct mounts *m, struct initproto_spec *s, char *err, size_t errle
 			close(m->c.root);
 		if (m->masker.fs != -1)
 			close(m->masker.fs);
+		mounts_bundle_close(&m->bundle);
 		free(m);
 	}
 	return rc;

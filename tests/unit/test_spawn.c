@@ -29,6 +29,7 @@
 #include "broker/exec.h"
 #include "broker/monitor/opener.h"
 #include "broker/monitor/spawn.h"
+#include "common/initproto.h"
 
 #define TEST_TMPFS_BYTES (64ull * 1024 * 1024)   /* /tmp and /dev/shm inside */
 
@@ -633,6 +634,41 @@ test_hostname_is_the_sandbox_name_and_lo_is_up(void **state)
 	run_clear(&r);
 }
 
+/* The trust bundle inside: the system's and the sandbox CA's certificate
+ * (the system's part written before the spec came); none without a CA. */
+static void
+test_trust_bundle_holds_the_system_and_the_ca(void **state)
+{
+	static const char pem[] = "-----BEGIN CERTIFICATE-----\nTESTCA\n-----END CERTIFICATE-----\n";
+	struct sandbox *sb = need_sandbox(state);
+	struct sandbox other = *sb;
+	char *host = read_file("/etc/ssl/certs/ca-certificates.crt");
+	struct run r;
+
+	assert_int_equal(sh(sb, "test -e " INITPROTO_CA_BUNDLE_PATH " && echo there; "
+	    "cat /etc/ssl/certs/ca-certificates.crt | grep -c TESTCA", &r), 1);
+	assert_string_equal(r.out, "0\n");
+	run_clear(&r);
+	other.spec.name = "t-bundle";
+	other.spec.ca_pem = pem;
+	sandbox_up(&other);
+	assert_int_equal(sh(&other, "tail -3 " INITPROTO_CA_BUNDLE_PATH "; "
+	    "cmp " INITPROTO_CA_BUNDLE_PATH " /etc/ssl/certs/ca-certificates.crt && echo same; "
+	    "wc -c < " INITPROTO_CA_BUNDLE_PATH, &r), 0);
+	assert_non_null(strstr(r.out, pem));
+	assert_non_null(strstr(r.out, "same\n"));
+	if (host != NULL) {
+		/* The system's whole, a newline, then the CA's. */
+		char want[32];
+
+		snprintf(want, sizeof(want), "\n%zu\n", strlen(host) + 1 + strlen(pem));
+		assert_non_null(strstr(r.out, want));
+	}
+	run_clear(&r);
+	sandbox_down(&other);
+	free(host);
+}
+
 static void
 test_resolv_conf_names_only_the_gateway(void **state)
 {
@@ -994,6 +1030,7 @@ main(void)
 		cmocka_unit_test(test_nested_user_namespace_fails),
 		cmocka_unit_test(test_hostname_is_the_sandbox_name_and_lo_is_up),
 		cmocka_unit_test(test_resolv_conf_names_only_the_gateway),
+		cmocka_unit_test(test_trust_bundle_holds_the_system_and_the_ca),
 		cmocka_unit_test(test_missing_command_reports_why),
 		cmocka_unit_test(test_spec_with_uid_0_is_refused),
 		cmocka_unit_test(test_spec_is_given_once_and_before_ready),
