@@ -906,6 +906,26 @@ privop_check(struct privop *p, const struct monitor_create *req, struct monitor_
 	return -1;
 }
 
+/* The end of a create: S joins the monitor's sandboxes (RC 0), or goes
+ * with what OUT holds (RC -1). Returns RC. */
+static int
+privop_create_end(struct privop *p, struct privop_sandbox *s, struct monitor_built *out,
+    int home_fd, int rc)
+{
+	if (home_fd != -1)
+		close(home_fd);
+	if (rc == 0) {
+		s->next = p->sandboxes;
+		p->sandboxes = s;
+		return 0;
+	}
+	monitor_built_close(out);
+	monitor_grants_free(out->creds);
+	out->creds = NULL;
+	privop_sandbox_free(p, s);
+	return -1;
+}
+
 /* The warm sandbox built in SLOT, if there is one and its corral-init
  * still waits; one whose corral-init died goes (a cold create follows). */
 static struct privop_sandbox *
@@ -955,25 +975,14 @@ privop_claim(struct privop *p, const struct monitor_create *req, struct privop_s
 	s->owner = req->caller_uid;
 	if (cgroup_sandbox_limit(s->cg, &lim, &why) == -1) {
 		privop_fail_with(err, "cgroups", why);
-		goto fail;
+		return privop_create_end(p, s, out, home_fd, -1);
 	}
 	if (privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
 	    privop_grants(p, req, home_fd, out, err) == -1 ||
 	    privop_give_init(p, req, s, out, home_fd, err) == -1 ||
 	    privop_unix_guard(p, s, req, err) == -1 || privop_finish(p, req, s, out, err) == -1)
-		goto fail;
-	close(home_fd);
-	s->next = p->sandboxes;
-	p->sandboxes = s;
-	return 0;
-fail:
-	if (home_fd != -1)
-		close(home_fd);
-	monitor_built_close(out);
-	monitor_grants_free(out->creds);
-	out->creds = NULL;
-	privop_sandbox_free(p, s);
-	return -1;
+		return privop_create_end(p, s, out, home_fd, -1);
+	return privop_create_end(p, s, out, home_fd, 0);
 }
 
 int
@@ -1033,7 +1042,7 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	s->owner = req->caller_uid;
 	if (cgroup_sandbox_create(&p->cgh, p->instance, req->name, &lim, &s->cg, &why) == -1) {
 		privop_fail_with(err, "cgroups", why);
-		goto fail;
+		return privop_create_end(p, s, out, home_fd, -1);
 	}
 	if (privop_launch_init(p, s, err) == -1 ||
 	    privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
@@ -1044,19 +1053,8 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	    privop_listeners(p, out, err) == -1 ||
 	    privop_watch(p, s, out, err) == -1 || privop_unix_guard(p, s, req, err) == -1 ||
 	    privop_finish(p, req, s, out, err) == -1)
-		goto fail;
-	close(home_fd);
-	s->next = p->sandboxes;
-	p->sandboxes = s;
-	return 0;
-fail:
-	if (home_fd != -1)
-		close(home_fd);
-	monitor_built_close(out);
-	monitor_grants_free(out->creds);
-	out->creds = NULL;
-	privop_sandbox_free(p, s);
-	return -1;
+		return privop_create_end(p, s, out, home_fd, -1);
+	return privop_create_end(p, s, out, home_fd, 0);
 }
 
 /* A TCP socket for the sandbox's loopback: IPv6 with IPv4 mapped, so
