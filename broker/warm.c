@@ -9,7 +9,7 @@
 
 #include "broker/conf.h"
 #include "broker/daemon.h"
-#include "broker/monitor/cgroup.h"
+#include "broker/monitor/monitor-wire.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
 #include "broker/warm.h"
@@ -168,7 +168,7 @@ warm_trim(struct daemon *d)
 		next = w->next;
 		if (!w->ready || warm_count(d, w->profile, false) <= warm_wanted(d, w->profile))
 			continue;
-		snprintf(name, sizeof(name), CGROUP_WARM_PREFIX "%u", w->slot);
+		snprintf(name, sizeof(name), MONITOR_WARM_PREFIX "%u", w->slot);
 		if (privsep_destroy(d->privsep, name, &err) == -1) {
 			log_warnx("warm pool: discarding %s: %s", name, err);
 			free(err);

@@ -35,12 +35,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "broker/monitor/monitor-wire.h"
+
 #define CGROUP_ROOT_PREFIX "corral-"    /* instance roots: corral-<instance> */
 #define CGROUP_LEAF_PREFIX "corrald-"   /* corrald's own v2 leaf: corrald-<instance> */
 /* A warm sandbox's leaf: warm_<slot>. The underscore keeps it apart from
  * every sandbox name; v2 cannot rename a cgroup, so a claimed warm
  * sandbox keeps it. */
-#define CGROUP_WARM_PREFIX "warm_"
+#define CGROUP_WARM_PREFIX MONITOR_WARM_PREFIX
 #define CGROUP_CPU_PERIOD_US 100000     /* the CFS period every CPU limit uses */
 #define CGROUP_CPU_MIN_MILLI 10         /* 1 ms of quota per period, the kernel's floor */
 #define CGROUP_CPU_MAX_MILLI 1024000    /* 1024 CPUs */

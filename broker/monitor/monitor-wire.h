@@ -51,6 +51,8 @@
 #define MONITOR_CA_PEM_MAX_BYTES 8192   /* the sandbox CA's certificate, PEM */
 #define MONITOR_FILES_MAX 8             /* files one CREATE writes into the home */
 #define MONITOR_FILE_MAX_BYTES 2048     /* ... each */
+#define MONITOR_WARM_PREFIX "warm_"     /* a warm sandbox's name: warm_<slot>, which
+                                         * DESTROY takes to discard it */
 
 enum monitor_wire_type {
 	MONITOR_HELLO = 64,
