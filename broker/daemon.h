@@ -72,6 +72,8 @@ struct daemon {
 	struct warm_sandbox *warm;      /* the warm pool (warm.c) */
 	struct event *warm_timer;       /* ... its next try after a failed build */
 	bool warm_held;                 /* ... until then */
+	bool warm_busy;                 /* warm_fill runs: a callback it causes does not
+	                                 * run it again */
 	sandbox_gone_fn gone_hooks[SANDBOX_GONE_HOOKS_MAX];     /* sandbox_on_gone() */
 	sandbox_run_of_fn run_of;       /* the ledger's run of a sandbox's process */
 	size_t ngone_hooks;

@@ -692,6 +692,10 @@ sandbox_plan_grants(struct daemon *d, struct sandbox_plan *p, char **err)
 		reason_set(err, "at most %d --grant options", CORRAL_GRANTS_MAX);
 		return -1;
 	}
+	if (p->req->home[0] != '\0' && p->req->home[0] != '/') {
+		reason_set(err, "--home must be an absolute path");
+		return -1;
+	}
 	for (size_t i = 0; i < p->req->n_grants; i++) {
 		if (grant_find(p->req->grants[i], d->cfg->grants, d->cfg->ncredentials, &g) == -1) {
 			grant_names(d->cfg->grants, d->cfg->ncredentials, known, sizeof(known));

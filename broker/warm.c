@@ -157,7 +157,18 @@ warm_start(struct daemon *d, const char *profile)
 	return 0;
 }
 
-/* Discards ready warm sandboxes of profiles holding more than is wanted. */
+/* Whether one more warm sandbox leaves max_sandboxes room for the
+ * sandboxes, when ONE_MORE; else whether the pool is over it. */
+static bool
+warm_room(const struct daemon *d, bool one_more)
+{
+	unsigned held = sandbox_count(d) + sandbox_creating_count(d) + warm_count(d, NULL, false);
+
+	return one_more ? held < d->cfg->max_sandboxes : held <= d->cfg->max_sandboxes;
+}
+
+/* Discards ready warm sandboxes of profiles holding more than is wanted,
+ * and gives way to sandboxes past max_sandboxes. */
 static void
 warm_trim(struct daemon *d)
 {
@@ -166,7 +177,8 @@ warm_trim(struct daemon *d)
 
 	for (w = d->warm; w != NULL; w = next) {
 		next = w->next;
-		if (!w->ready || warm_count(d, w->profile, false) <= warm_wanted(d, w->profile))
+		if (!w->ready || (warm_room(d, false) &&
+		    warm_count(d, w->profile, false) <= warm_wanted(d, w->profile)))
 			continue;
 		snprintf(name, sizeof(name), MONITOR_WARM_PREFIX "%u", w->slot);
 		if (privsep_destroy(d->privsep, name, &err) == -1) {
@@ -180,31 +192,34 @@ warm_trim(struct daemon *d)
 	}
 }
 
-/* Whether one more warm sandbox leaves max_sandboxes room for the sandboxes. */
-static bool
-warm_room(const struct daemon *d)
+/* Builds up to each profile's count, while there is room. */
+static void
+warm_grow(struct daemon *d)
 {
-	return sandbox_count(d) + sandbox_creating_count(d) + warm_count(d, NULL, false) <
-	    d->cfg->max_sandboxes;
-}
-
-void
-warm_fill(struct daemon *d)
-{
-	if (d->privsep == NULL || !d->sandboxes_ok || d->closing || privsep_gone(d->privsep))
-		return;
-	warm_trim(d);
-	if (d->warm_held)
-		return;
 	for (size_t i = 0; i < d->cfg->nwarm_pool; i++) {
 		const struct config_warm *c = &d->cfg->warm_pool[i];
 
 		if (profile_set_find(d->profiles, d->cfg->profiles_dir, c->profile, NULL) == NULL)
 			continue;       /* warm_check said so at the start or reload */
-		while (warm_count(d, c->profile, false) < c->count && warm_room(d))
+		while (warm_count(d, c->profile, false) < c->count && warm_room(d, true))
 			if (warm_start(d, c->profile) == -1)
 				return;
 	}
+}
+
+void
+warm_fill(struct daemon *d)
+{
+	if (d->privsep == NULL || !d->sandboxes_ok || d->closing || privsep_gone(d->privsep) ||
+	    d->warm_busy)
+		return;
+	/* A synchronous call of warm_trim may run callbacks (the monitor
+	 * lost): none of them runs this again meanwhile. */
+	d->warm_busy = true;
+	warm_trim(d);
+	if (!d->warm_held)
+		warm_grow(d);
+	d->warm_busy = false;
 }
 
 int

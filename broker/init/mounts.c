@@ -829,6 +829,28 @@ mounts_host_masks(struct mounts_ctx *c, struct mounts_masker *m)
 	return rc;
 }
 
+/* The host's masks again over the roots that hide them: a root at
+ * /etc/ssl is mounted on top of the mask over /etc/ssl/private, which
+ * was made before the roots came. */
+static int
+mounts_host_masks_again(struct mounts_ctx *c, struct mounts_masker *m,
+    const struct initproto_spec *s)
+{
+	int rc = 0;
+
+	for (const char *const *p = mounts_masked; rc == 0 && *p != NULL; p++)
+		for (size_t i = 0; rc == 0 && i < s->n_roots; i++) {
+			const char *root = s->root_path[i] + 1;
+			size_t n = strlen(root);
+
+			if (strncmp(*p, root, n) == 0 && ((*p)[n] == '\0' || (*p)[n] == '/')) {
+				rc = mounts_mask(c, m, *p);
+				break;
+			}
+		}
+	return rc;
+}
+
 /* Masks, in every root, the folders that hold a user's credentials or
  * agents' sockets (a root may be a whole home). */
 static int
@@ -1010,6 +1032,7 @@ mounts_build_spec(struct mounts *m, struct initproto_spec *s)
 	    mounts_trees(c, s) == -1 || mounts_runtime(c, s->runtime) == -1 ||
 	    mounts_resolv(c, s->gateway) == -1 || mounts_bundle_finish(c, &m->bundle, s->ca_pem) == -1 ||
 	    mounts_sockets(c, s) == -1 || mounts_shm(c, size) == -1 ||
+	    mounts_host_masks_again(c, &m->masker, s) == -1 ||
 	    mounts_root_masks(c, &m->masker, s) == -1 || mounts_pivot(c) == -1)
 		return -1;
 	return 0;

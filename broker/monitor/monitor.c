@@ -59,6 +59,7 @@ monitor_exit(struct monitor *mon, int status)
 {
 	struct stat st;
 
+	opener_end();
 	privop_free(mon->op);
 	if (mon->setup->socket_path != NULL && lstat(mon->setup->socket_path, &st) == 0 &&
 	    S_ISSOCK(st.st_mode))
@@ -205,6 +206,8 @@ monitor_answer_create(struct monitor *mon)
 	refusal = monitor_identify(req, mon->setup->socket_path, &who);
 	if (refusal != NULL) {
 		(void)monitor_read_ca(mon, &ca_why);
+		if (mon->op != NULL && req->req.warm)
+			privop_warm_refused(mon->op, req->req.slot);
 		monitor_send_text(mon, MONITOR_FAILED, refusal);
 	} else if (mon->op == NULL) {
 		(void)monitor_read_ca(mon, &ca_why);

@@ -955,6 +955,22 @@ privop_warm_take(struct privop *p, unsigned slot)
 	return NULL;
 }
 
+/* Removes the warm sandbox S (taken, not claimed); NULL is fine. */
+static void
+privop_warm_discard(struct privop *p, struct privop_sandbox *s)
+{
+	if (s == NULL)
+		return;
+	privop_unlink(p, s);
+	privop_sandbox_free(p, s);
+}
+
+void
+privop_warm_refused(struct privop *p, unsigned slot)
+{
+	privop_warm_discard(p, privop_warm_take(p, slot));
+}
+
 /* Builds what REQ asks on the warm sandbox S: the same steps a cold create
  * takes after the network, on the same corral-init, checked the same way. */
 static int
@@ -1034,9 +1050,14 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	out->channel_fd = out->diag_fd = out->map_fd = -1;
 	out->connect_fd = out->transparent_fd = out->dns_udp_fd = out->dns_tcp_fd = -1;
 	out->memory_events_fd = out->pids_events_fd = -1;
-	if (privop_check(p, req, out, err) == -1)
+	/* Taken before any check: a claim refused goes with its warm sandbox,
+	 * which the broker no longer counts (it builds another). */
+	s = req->warm ? privop_warm_take(p, req->slot) : NULL;
+	if (privop_check(p, req, out, err) == -1) {
+		privop_warm_discard(p, s);
 		return -1;
-	if (req->warm && (s = privop_warm_take(p, req->slot)) != NULL)
+	}
+	if (s != NULL)
 		return privop_claim(p, req, s, out, err);
 	s = privop_sandbox_new(req->name, req->slot);
 	s->owner = req->caller_uid;

@@ -46,6 +46,9 @@ void privop_on_ca(struct privop *p, privop_ca_fn fn, void *arg);
  * DESTROY of CGROUP_WARM_PREFIX<slot> discards it. -1 with the reason in
  * *ERR. */
 int privop_warm(struct privop *p, unsigned slot, char **err);
+/* A create that claimed SLOT's warm sandbox was refused before
+ * privop_create: the warm sandbox goes (the broker builds another). */
+void privop_warm_refused(struct privop *p, unsigned slot);
 /* Builds sandbox REQ; fills OUT. With REQ's warm, on the warm sandbox of
  * its slot when there is one (else cold). -1 with a one-line reason in
  * *ERR, and nothing of it left behind. */
