@@ -967,6 +967,13 @@ session_client_tuple(struct session *s, struct identify_tuple *tuple)
 		tuple->remote = s->orig;
 		return 0;
 	}
+	/* The fence sends a sandbox's CONNECT port to where the proxy
+	 * listens: the client's socket names the port it dialled, which the
+	 * kernel's NAT record keeps. Host mode has none. */
+	len = sizeof(tuple->remote);
+	if (getsockopt(s->client_fd, tuple->local.ss_family == AF_INET6 ? SOL_IPV6 : SOL_IP,
+	    SO_ORIGINAL_DST, &tuple->remote, &len) == 0)
+		return 0;
 	len = sizeof(tuple->remote);
 	return getsockname(s->client_fd, (struct sockaddr *)&tuple->remote, &len);
 }

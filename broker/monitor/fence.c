@@ -30,7 +30,8 @@
 /*
  * The table (ARCHITECTURE.md, "The fence"). Arguments: 1 table
  * name, 2 interface group, 3 connect port, 4 DNS port, 5 transparent port,
- * 6 DNS's well-known port.
+ * 6 DNS's well-known port, 7 the log rule, 8 the port the CONNECT proxy
+ * listens on (a privileged one: the connect port is sent there).
  *
  * nat prerouting (dstnat, -100) runs before filter prerouting (filter, 0),
  * so a redirected packet is already addressed to the gateway there.
@@ -71,7 +72,8 @@ static const char fence_rules[] =
     "  }\n"
     "  chain nat_prerouting {\n"
     "    type nat hook prerouting priority dstnat; policy accept;\n"
-    "    iifgroup %2$" PRIu32 " fib daddr . iif type local tcp dport { %3$u, %4$u } return\n"
+    "    iifgroup %2$" PRIu32 " fib daddr . iif type local tcp dport %3$u redirect to :%8$u\n"
+    "    iifgroup %2$" PRIu32 " fib daddr . iif type local tcp dport %4$u return\n"
     "    iifgroup %2$" PRIu32 " meta l4proto tcp redirect to :%5$u\n"
     "    iifgroup %2$" PRIu32 " udp dport %6$u redirect to :%4$u\n"
     "  }\n"
@@ -81,8 +83,8 @@ static const char fence_rules[] =
     "  }\n"
     "  chain input {\n"
     "    type filter hook input priority filter; policy accept;\n"
-    "    iifgroup %2$" PRIu32 " ct status dnat tcp dport %5$u accept\n"
-    "    iifgroup %2$" PRIu32 " fib daddr . iif type local tcp dport { %3$u, %4$u } accept\n"
+    "    iifgroup %2$" PRIu32 " ct status dnat tcp dport { %5$u, %8$u } accept\n"
+    "    iifgroup %2$" PRIu32 " fib daddr . iif type local tcp dport %4$u accept\n"
     "    iifgroup %2$" PRIu32 " fib daddr . iif type local udp dport %4$u accept\n"
     "    iifgroup %2$" PRIu32 " jump bypass\n"
     "  }\n"
@@ -207,11 +209,14 @@ fence_args_ok(struct fence *f, uint32_t group, const struct fence_ports *p)
 		fence_fail(f, "the sandboxes' interface group must not be 0");
 		return 0;
 	}
-	if (p->connect == 0 || p->dns == 0 || p->transparent == 0 ||
-	    p->connect == p->dns || p->connect == p->transparent || p->dns == p->transparent) {
-		fence_fail(f, "the gateway's ports must be three different non-zero ports");
-		return 0;
-	}
+	const uint16_t v[] = { p->connect, p->connect_listen, p->dns, p->transparent };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		for (size_t j = 0; j <= i; j++)
+			if (v[i] == 0 || (j < i && v[i] == v[j])) {
+				fence_fail(f, "the gateway's ports must be four different non-zero ports");
+				return 0;
+			}
 	return 1;
 }
 
@@ -228,7 +233,7 @@ fence_install(struct fence *f, uint32_t group, const struct fence_ports *ports)
 	n = snprintf(rules, sizeof(rules), fence_rules, f->table, group,
 	    (unsigned int)ports->connect, (unsigned int)ports->dns,
 	    (unsigned int)ports->transparent, (unsigned int)FENCE_DNS_WELL_KNOWN_PORT,
-	    f->log_rule);
+	    f->log_rule, (unsigned int)ports->connect_listen);
 	if (n < 0 || (size_t)n >= sizeof(rules)) {
 		errno = EOVERFLOW;
 		fence_fail(f, "installing the fence: the rule text does not fit");

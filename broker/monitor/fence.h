@@ -22,9 +22,10 @@
 
 /* The gateway's listening ports on each sandbox's host address. */
 struct fence_ports {
-	uint16_t connect;	/* the CONNECT proxy, 3128 */
+	uint16_t connect;	/* the CONNECT proxy as sandboxes see it, 3128 */
+	uint16_t connect_listen;	/* ... where it listens, 1001 */
 	uint16_t dns;		/* the DNS stub, 53 */
-	uint16_t transparent;	/* the transparent listener, 15001 */
+	uint16_t transparent;	/* the transparent listener, 1002 */
 };
 
 struct fence;

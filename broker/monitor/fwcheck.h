@@ -46,7 +46,7 @@ enum fwcheck_verdict {
 struct fwcheck_target {
 	uint32_t pool_addr;                  /* the sandbox pool, host byte order */
 	unsigned int pool_prefix;            /* its prefix length, 0..32 */
-	uint16_t tcp_ports[FWCHECK_PORTS_MAX];  /* the gateway's TCP ports: 3128, 15001, 53 */
+	uint16_t tcp_ports[FWCHECK_PORTS_MAX];  /* the gateway's TCP ports: 1001, 1002, 53 */
 	size_t n_tcp_ports;
 	uint16_t udp_ports[FWCHECK_PORTS_MAX];  /* its UDP ports: 53 */
 	size_t n_udp_ports;

@@ -154,8 +154,8 @@ privop_setup_dirs(struct privop *p, char **err)
 static int
 privop_setup_fence(struct privop *p, char **err)
 {
-	struct fence_ports ports = { GATEWAY_CONNECT_PORT, GATEWAY_DNS_PORT,
-	    GATEWAY_TRANSPARENT_PORT };
+	struct fence_ports ports = { GATEWAY_CONNECT_PORT, GATEWAY_CONNECT_LISTEN_PORT,
+	    GATEWAY_DNS_PORT, GATEWAY_TRANSPARENT_PORT };
 
 	if ((p->fence = fence_new(p->instance)) == NULL) {
 		reason_set(err, "fence: %s", strerror(errno));
@@ -311,7 +311,9 @@ privop_firewall(struct privop *p, char *line, size_t size)
 {
 	struct fwcheck_target t = {
 		.pool_addr = ntohl(p->cfg.pool.s_addr), .pool_prefix = p->cfg.pool_prefix,
-		.tcp_ports = { GATEWAY_CONNECT_PORT, GATEWAY_TRANSPARENT_PORT, GATEWAY_DNS_PORT },
+		/* What the input hook sees: after the fence's redirects. */
+		.tcp_ports = { GATEWAY_CONNECT_LISTEN_PORT, GATEWAY_TRANSPARENT_PORT,
+		    GATEWAY_DNS_PORT },
 		.n_tcp_ports = 3, .udp_ports = { GATEWAY_DNS_PORT }, .n_udp_ports = 1,
 		.ifname_prefix = PRIVOP_IFNAME_PREFIX, .ifgroup = p->group,
 	};
@@ -817,7 +819,7 @@ privop_gateway_socket(struct in_addr gw, uint16_t port, int type, char **err)
 static int
 privop_listeners(struct privop *p, struct monitor_built *out, char **err)
 {
-	if ((out->connect_fd = privop_gateway_socket(out->gateway, GATEWAY_CONNECT_PORT,
+	if ((out->connect_fd = privop_gateway_socket(out->gateway, GATEWAY_CONNECT_LISTEN_PORT,
 	    SOCK_STREAM, err)) == -1 ||
 	    (out->transparent_fd = privop_gateway_socket(out->gateway, GATEWAY_TRANSPARENT_PORT,
 	    SOCK_STREAM, err)) == -1 ||

@@ -349,8 +349,8 @@ code=$(inside curl -sS --max-time 5 --cacert "$ws/ca.pem" -x "http://$gwb:3128" 
 	-o /dev/null -w '%{http_code}' https://example.com/ 2>/dev/null)
 check_eq "ta through tb's gateway :3128 to example.com is refused (ta's policy)" 000 "$code"
 code=$(inside curl -sS --noproxy '*' --max-time 5 --cacert "$ws/ca.pem" \
-	--resolve "example.com:15001:$gwb" -o /dev/null -w '%{http_code}' https://example.com:15001/ 2>/dev/null)
-check_eq "ta to tb's gateway :15001 is refused" 000 "$code"
+	--resolve "example.com:1002:$gwb" -o /dev/null -w '%{http_code}' https://example.com:1002/ 2>/dev/null)
+check_eq "ta to tb's gateway :1002 (its transparent listener) is refused" 000 "$code"
 check_eq "no request of ta reached example.com" "" \
 	"$(tail -n +"$((lines + 1))" "$(tb_http_log)" | grep 'example.com')"
 out=$(corral denials ta --since 1m --json)
@@ -394,8 +394,41 @@ out=$(host_agent /usr/bin/python3 "$ws/probe.py" tcp-read "$(echo "$gwa" |
 	awk -F. '{ printf "%s.%s.%s.%d", $1, $2, $3, $4 + 1 }')" 8000 2>&1)
 check_refused "a host user cannot connect to ta's address" "$out"
 
+# --- A noisy neighbour: a local user binds the gateway ports of the next
+# sandboxes first (IP_FREEBIND needs no privilege). The proxy listens
+# below 1024, where it cannot; what it took at :3128 the fence never sends
+# anything to.
+squat_out="$TB_DIR/squat.out"
+tb_exec_host setpriv --reuid=1000 --regid=1000 --clear-groups /usr/bin/python3 -c "
+import socket, sys, time
+held, refused = [], 0
+for n in range(64):
+    for port in (3128, 1001, 1002):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_IP, 15, 1)   # IP_FREEBIND
+        try:
+            s.bind(('10.231.%d.%d' % (n * 4 // 256, n * 4 % 256 + 1), port))
+            s.listen(8)
+            held.append(s)
+        except OSError:
+            refused += 1
+print(len(held), refused, flush=True)
+time.sleep(30)" >"$squat_out" 2>&1 &
+squatter=$!
+for _ in $(seq 1 50); do [ -s "$squat_out" ] && break; sleep 0.1; done
+check_eq "a local user binds :3128 of 64 gateways, and not :1001 nor :1002" "64 128" \
+	"$(cat "$squat_out")"
+corral sandbox create --root "$ws" --name tsq >/dev/null 2>&1
+check_eq "a sandbox is made all the same" 0 $?
+code=$(corral exec tsq -- curl -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
+	-w '%{http_code}' https://api.github.com/zen 2>/dev/null)
+check_eq "and its proxy answers on its gateway's :3128 (200)" 200 "$code"
+kill "$squatter" 2>/dev/null
+wait "$squatter" 2>/dev/null
+corral sandbox delete tsq >/dev/null 2>&1
+
 # --- The broker's parsers run without root (ARCHITECTURE.md, "Privileges").
-lpid=$(tb_exec_host ss -Hltnp "sport = :3128" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+lpid=$(tb_exec_host ss -Hltnp "sport = :1001" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/${1:-0}/status" 2>/dev/null; }
 luid=$(awk '/^Uid:/ { print $2 $3 $4 $5 }' "/proc/${lpid:-0}/status" 2>/dev/null)
 check_eq "the process holding the proxy's listeners runs as corral (every uid)" \
@@ -409,6 +442,6 @@ check_eq "the broker runs under a seccomp filter" 2 "$(status_of "$lpid" Seccomp
 mpid=$(pgrep -P "${lpid:-0}" -x corrald-monitor | head -1)
 check_eq "its monitor is a root process of its own" 0 "$(status_of "$mpid" Uid)"
 check_eq "the monitor holds no listener of the proxy" "" \
-	"$(tb_exec_host ss -Hltnp "sport = :3128" | grep "pid=${mpid:-0}," || true)"
+	"$(tb_exec_host ss -Hltnp "sport = :1001" | grep "pid=${mpid:-0}," || true)"
 
 tap_done

@@ -190,6 +190,8 @@ for line in open(sys.argv[1]):
         continue
     for k in ("ts", "sandbox", "id", "pid", "duration_ms", "bytes_up", "bytes_down", "ip"):
         r.pop(k, None)
+    if r.get("run"):
+        r["run"] = r["run"].split(":")[0]     # exec ids count over the daemon
     out.append(json.dumps(r, sort_keys=True))
 print("\n".join(out))
 PY
@@ -214,7 +216,7 @@ write_config 1
 corral reload >/dev/null 2>&1
 wait_ready 1; tap_result $? "a reload back to 1 fills the pool again"
 out=$(cd "$top_srcdir/clients/python" && tb_exec_host setpriv --reuid=1000 --regid=1000 \
-	--clear-groups env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 python3 -c "
+	--clear-groups env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c "
 import sys
 from corral._client import _Call
 for i in range(3):

@@ -1,8 +1,9 @@
 /* Tests of broker/fence with real traffic (root only; skipped otherwise).
  *
  * The program moves itself into a private network namespace, which plays
- * the host: it holds the fence, the gateway's listeners (10.231.0.1:3128,
- * :53 TCP and UDP, :15001), a host service on :8080 of every address, and
+ * the host: it holds the fence, the gateway's listeners (10.231.0.1:1001,
+ * where the fence sends :3128, :53 TCP and UDP, :1002), a squatter on
+ * :3128, a host service on :8080 of every address, and
  * an uplink (a veth to a third namespace, 192.0.2.1/24, default route,
  * forwarding on) standing for the machine's real network. Another
  * namespace is the sandbox, joined by a veth that broker/netlink makes
@@ -60,14 +61,16 @@
 
 /* The gateway's listeners, by what they stand for. */
 enum test_listener {
-	TEST_L_CONNECT,		/* TCP gateway:3128 */
+	TEST_L_CONNECT,		/* TCP gateway:1001, where :3128 goes */
 	TEST_L_DNS_TCP,		/* TCP gateway:53 */
-	TEST_L_TRANSPARENT,	/* TCP gateway:15001 */
+	TEST_L_TRANSPARENT,	/* TCP gateway:1002 */
+	TEST_L_SQUATTER,	/* TCP gateway:3128, bound by someone else first */
 	TEST_L_SERVICE,		/* TCP *:8080, a host service */
 	TEST_L_COUNT
 };
 
-static const struct fence_ports test_ports = { .connect = 3128, .dns = 53, .transparent = 15001 };
+static const struct fence_ports test_ports = { .connect = 3128, .connect_listen = 1001,
+	.dns = 53, .transparent = 1002 };
 
 static struct {
 	int ready;
@@ -313,9 +316,10 @@ test_make_uplink(void)
 static void
 test_make_listeners(void)
 {
-	env.listeners[TEST_L_CONNECT] = test_tcp_listener(TEST_GATEWAY, 3128);
+	env.listeners[TEST_L_CONNECT] = test_tcp_listener(TEST_GATEWAY, 1001);
 	env.listeners[TEST_L_DNS_TCP] = test_tcp_listener(TEST_GATEWAY, 53);
-	env.listeners[TEST_L_TRANSPARENT] = test_tcp_listener(TEST_GATEWAY, 15001);
+	env.listeners[TEST_L_TRANSPARENT] = test_tcp_listener(TEST_GATEWAY, 1002);
+	env.listeners[TEST_L_SQUATTER] = test_tcp_listener(TEST_GATEWAY, 3128);
 	env.listeners[TEST_L_SERVICE] = test_tcp_listener("0.0.0.0", 8080);
 	env.dns_udp = test_bound(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), TEST_GATEWAY, 53);
 	env.sandbox_ssh = test_sandbox_socket(SOCK_STREAM, 0);
@@ -377,10 +381,20 @@ test_unfenced(void **state)
 	return fence_remove(env.fence);
 }
 
+/* The CONNECT port goes to where the proxy listens, a port no user but
+ * root can bind: whoever bound :3128 first gets nothing. */
 static void
 test_tcp_to_gateway_connect_port_passes(void **state)
 {
 	test_tcp_lands(TEST_GATEWAY, 3128, TEST_L_CONNECT);
+}
+
+/* Straight to where the proxy listens: a transparent connection, as to
+ * any other port of the gateway. */
+static void
+test_tcp_straight_to_connect_listen_port_goes_to_transparent(void **state)
+{
+	test_tcp_lands(TEST_GATEWAY, 1001, TEST_L_TRANSPARENT);
 }
 
 static void
@@ -414,10 +428,10 @@ static void
 test_tcp_to_other_sandbox_gateway_goes_to_transparent(void **state)
 {
 	test_tcp_lands(TEST_NEIGHBOUR_GATEWAY, 3128, TEST_L_TRANSPARENT);
-	test_tcp_lands(TEST_NEIGHBOUR_GATEWAY, 15001, TEST_L_TRANSPARENT);
+	test_tcp_lands(TEST_NEIGHBOUR_GATEWAY, 1002, TEST_L_TRANSPARENT);
 }
 
-/* Redirecting gateway:15001 to itself changes no address, so conntrack
+/* Redirecting gateway:1002 to itself changes no address, so conntrack
  * records no DNAT, input's "ct status dnat" does not match, and the final
  * reject answers with a reset: refused at once, and counted. */
 static void
@@ -429,7 +443,7 @@ test_tcp_straight_to_transparent_port_is_refused(void **state)
 
 	fd = test_sandbox_socket(SOCK_STREAM, 0);
 	assert_int_equal(fence_bypass_count(env.fence, &before), 0);
-	assert_int_equal(test_connect(fd, TEST_GATEWAY, 15001, &ms), ECONNREFUSED);
+	assert_int_equal(test_connect(fd, TEST_GATEWAY, 1002, &ms), ECONNREFUSED);
 	assert_true(ms < TEST_REFUSAL_MAX_MS);
 	assert_int_equal(fence_bypass_count(env.fence, &after), 0);
 	assert_true(after > before);
@@ -702,7 +716,8 @@ test_two_instances_coexist_and_remove_independently(void **state)
 static void
 test_install_refuses_group_zero_and_shared_ports(void **state)
 {
-	struct fence_ports same = { .connect = 3128, .dns = 3128, .transparent = 15001 };
+	struct fence_ports same = { .connect = 3128, .connect_listen = 1001, .dns = 3128,
+		.transparent = 1002 };
 
 	assert_int_equal(fence_install(env.fence, 0, &test_ports), -1);
 	assert_int_equal(errno, EINVAL);
@@ -738,6 +753,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		FENCED(test_tcp_to_gateway_connect_port_passes),
+		FENCED(test_tcp_straight_to_connect_listen_port_goes_to_transparent),
 		FENCED(test_tcp_to_gateway_dns_port_passes),
 		FENCED(test_tcp_to_outside_goes_to_transparent_with_original_dst),
 		FENCED(test_tcp_to_host_service_on_gateway_goes_to_transparent),
