@@ -12,6 +12,7 @@
 #include "broker/metrics.h"
 #include "broker/privsep.h"
 #include "broker/sandbox.h"
+#include "broker/warm.h"
 #include "common/buf.h"
 #include "common/log.h"
 #include "common/metrics.h"
@@ -25,6 +26,7 @@ struct broker_metrics {
 	struct metrics *m;
 	struct metrics_http *http;
 	struct metric_series *start_time, *sandboxes_ready, *sandboxes_creating, *tunnels_open;
+	struct metric_series *warm_ready, *warm_building;
 	struct metric_series *ledger_queued, *ledger_refused, *bytes_up, *bytes_down;
 	struct metric_family *creates, *connections, *dns, *unix_sockets, *lifecycle, *runs, *bypass;
 	struct metric_family *inbound;
@@ -116,6 +118,8 @@ metrics_read_gauges(void *arg)
 
 	metric_set(bm->sandboxes_ready, sandbox_count(d));
 	metric_set(bm->sandboxes_creating, sandbox_creating_count(d));
+	metric_set(bm->warm_ready, warm_count(d, NULL, true));
+	metric_set(bm->warm_building, warm_count(d, NULL, false) - warm_count(d, NULL, true));
 	bm->sum.tunnels_open = d->proxy != NULL ? proxy_tunnels_open(d->proxy) : 0;
 	metric_set(bm->tunnels_open, (double)bm->sum.tunnels_open);
 	if (d->ledger != NULL) {
@@ -140,7 +144,7 @@ static int
 metrics_families(struct broker_metrics *bm)
 {
 	struct metrics *m = bm->m;
-	struct metric_family *sandboxes;
+	struct metric_family *sandboxes, *warm;
 
 	metric_set(metric_series(metrics_gauge(m, "corral_build_info",
 	    "corrald's version, as a label.", "version"), PACKAGE_VERSION, NULL), 1);
@@ -149,6 +153,10 @@ metrics_families(struct broker_metrics *bm)
 	sandboxes = metrics_gauge(m, "corral_sandboxes", "Sandboxes by state.", "state");
 	bm->sandboxes_ready = metric_series(sandboxes, "ready", NULL);
 	bm->sandboxes_creating = metric_series(sandboxes, "creating", NULL);
+	warm = metrics_gauge(m, "corral_warm_sandboxes", "Warm sandboxes (warm_pool), by state.",
+	    "state");
+	bm->warm_ready = metric_series(warm, "ready", NULL);
+	bm->warm_building = metric_series(warm, "building", NULL);
 	bm->creates = metrics_counter(m, "corral_sandbox_creates_total",
 	    "Sandbox creates that ended, by result (created, refused, failed).", "result");
 	bm->create_seconds = metrics_one(metrics_histogram(m, "corral_sandbox_create_seconds",

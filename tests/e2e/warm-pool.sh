@@ -99,6 +99,9 @@ v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 wait_ready 1; tap_result $? "the pool fills: one warm sandbox ready"
 out=$(corral status)
 check_contains "status shows the pool" "$out" "Warm pool: 1 of 1 ready, 0 building"
+out=$(corral metrics)
+check_contains "and the metrics" "$out" 'corral_warm_sandboxes{state="ready"} 1'
+check_contains "(none building)" "$out" 'corral_warm_sandboxes{state="building"} 0'
 warm_cg=$(ls -d "$v2/$inst"/warm_* 2>/dev/null | head -1)
 [ -n "$warm_cg" ] && grep -q . "$warm_cg/cgroup.procs"
 tap_result $? "its corral-init waits in a cgroup of its own ($warm_cg)"
