@@ -436,15 +436,6 @@ sandbox_free_slot(struct daemon *d)
 	return -1;
 }
 
-static int
-sandbox_plan_slot(struct daemon *d, struct sandbox_plan *p, char **err)
-{
-	if ((p->slot = sandbox_free_slot(d)) != -1)
-		return 0;
-	reason_set(err, "no address left in the sandbox pool");
-	return -1;
-}
-
 /* The profile a create of P runs, or NULL when it gives its own policy. */
 static const char *
 sandbox_plan_profile(const struct sandbox_plan *p)
@@ -454,18 +445,22 @@ sandbox_plan_profile(const struct sandbox_plan *p)
 	return p->req->profile[0] != '\0' ? p->req->profile : PROFILE_DEFAULT_NAME;
 }
 
-/* A warm sandbox of P's profile, when the pool has one: P takes its slot
- * (the one planned is left free), and the monitor builds on it. */
-static void
-sandbox_plan_warm(struct daemon *d, struct sandbox_plan *p)
+/* P's slot: a warm sandbox's of its profile when the pool has one (the
+ * monitor builds on it; a create refused before the monitor sees it
+ * gives it back, sandbox_creating_end), else a free one. */
+static int
+sandbox_plan_slot(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	const char *profile = sandbox_plan_profile(p);
-	int slot = profile != NULL ? warm_claim(d, profile) : -1;
 
-	if (slot == -1)
-		return;
-	p->slot = slot;
-	p->warm = true;
+	if (profile != NULL && (p->slot = warm_claim(d, profile)) != -1) {
+		p->warm = true;
+		return 0;
+	}
+	if ((p->slot = sandbox_free_slot(d)) != -1)
+		return 0;
+	reason_set(err, "no address left in the sandbox pool");
+	return -1;
 }
 
 /* The registry's row type holds plain char pointers; it only reads them. */
@@ -1091,7 +1086,6 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	}
 	/* The values are in the plan's locked memory now, and nowhere else. */
 	secrets_wipe_request(c->req);
-	sandbox_plan_warm(d, &c->plan);
 	code = WIRE_ERR_LIMIT;
 	if (sandbox_reserve(d, &c->plan, &err) == -1)
 		goto refused;

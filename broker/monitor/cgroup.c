@@ -690,6 +690,12 @@ cgroup_sandbox_v2_fd(const struct cgroup_sandbox *sb)
 	return sb->v2_fd;
 }
 
+const char *
+cgroup_sandbox_name(const struct cgroup_sandbox *sb)
+{
+	return sb->name;
+}
+
 int
 cgroup_sandbox_join(const struct cgroup_sandbox *sb, pid_t pid, char **err)
 {

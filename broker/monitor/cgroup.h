@@ -136,6 +136,9 @@ int cgroup_sandbox_events_fd(const struct cgroup_sandbox *sb, enum cgroup_resour
 /* The v2 leaf as an O_DIRECTORY descriptor owned by SB, for clone3's
  * CLONE_INTO_CGROUP and for attaching BPF programs. */
 int cgroup_sandbox_v2_fd(const struct cgroup_sandbox *sb);
+/* The name of SB's leaves: the sandbox's, or a warm sandbox's warm name,
+ * which it keeps once claimed. */
+const char *cgroup_sandbox_name(const struct cgroup_sandbox *sb);
 /* Puts process PID in every leaf of SB (v2 included; a no-op there after
  * CLONE_INTO_CGROUP). Call it before PID runs workload code. */
 int cgroup_sandbox_join(const struct cgroup_sandbox *sb, pid_t pid, char **err);

@@ -85,6 +85,15 @@ monitor_grants_free(struct monitor_grants *g)
 }
 
 void
+monitor_built_init(struct monitor_built *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->channel_fd = b->diag_fd = b->map_fd = -1;
+	b->connect_fd = b->transparent_fd = b->dns_udp_fd = b->dns_tcp_fd = -1;
+	b->memory_events_fd = b->pids_events_fd = -1;
+}
+
+void
 monitor_built_close(struct monitor_built *b)
 {
 	int *fds[] = { &b->channel_fd, &b->diag_fd, &b->connect_fd, &b->transparent_fd,

@@ -177,6 +177,8 @@ struct monitor_built {
 	struct monitor_grants *creds;   /* what the grants copied (owned), or NULL */
 };
 
+/* Empties B: no descriptor (-1 each), no fact. */
+void monitor_built_init(struct monitor_built *b);
 /* Closes the descriptors of B that are still open. */
 void monitor_built_close(struct monitor_built *b);
 /* Frees G; NULL is fine. */

@@ -204,18 +204,17 @@ monitor_answer_create(struct monitor *mon)
 		monitor_broken(mon, "a malformed create request");
 	mon->ca_pending = req->req.ca_follows;
 	refusal = monitor_identify(req, mon->setup->socket_path, &who);
+	if (refusal == NULL && mon->op == NULL)
+		refusal = "sandboxes cannot be built here";
+	else if (refusal != NULL && mon->op != NULL && req->req.warm)
+		privop_warm_refused(mon->op, req->req.slot);
+	else if (refusal == NULL && privop_create(mon->op, &req->req, &b, &err) == -1)
+		refusal = err != NULL ? err : "the sandbox failed";
 	if (refusal != NULL) {
-		(void)monitor_read_ca(mon, &ca_why);
-		if (mon->op != NULL && req->req.warm)
-			privop_warm_refused(mon->op, req->req.slot);
+		/* A CA that still follows is read first: answers keep order. */
+		if (mon->ca_pending)
+			(void)monitor_read_ca(mon, &ca_why);
 		monitor_send_text(mon, MONITOR_FAILED, refusal);
-	} else if (mon->op == NULL) {
-		(void)monitor_read_ca(mon, &ca_why);
-		monitor_send_text(mon, MONITOR_FAILED, "sandboxes cannot be built here");
-	} else if (privop_create(mon->op, &req->req, &b, &err) == -1) {
-		/* The CA that still follows is read first: answers keep order. */
-		(void)monitor_read_ca(mon, &ca_why);
-		monitor_send_text(mon, MONITOR_FAILED, err != NULL ? err : "the sandbox failed");
 	} else {
 		monitor_wire_built_encode(mon->out, &b);
 		monitor_send(mon);

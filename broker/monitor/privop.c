@@ -56,7 +56,6 @@ _Static_assert(sizeof(INITPROTO_SOCKETS_DIR "/") + INITPROTO_SOCKET_NAME_MAX_BYT
  * and named CGROUP_WARM_PREFIX<slot> until a create claims it. */
 struct privop_sandbox {
 	char name[64];
-	char leaf[64];                  /* its cgroup leaves' name: NAME, or the warm name */
 	unsigned slot;
 	bool warm;                      /* not claimed yet */
 	struct monitor_built pre;       /* while warm: what a claim hands the broker */
@@ -588,11 +587,8 @@ privop_sandbox_new(const char *name, unsigned slot)
 	struct privop_sandbox *s = xcalloc(1, sizeof(*s));
 
 	snprintf(s->name, sizeof(s->name), "%s", name);
-	snprintf(s->leaf, sizeof(s->leaf), "%s", name);
 	s->slot = slot;
-	s->pre.channel_fd = s->pre.diag_fd = s->pre.map_fd = -1;
-	s->pre.connect_fd = s->pre.transparent_fd = s->pre.dns_udp_fd = s->pre.dns_tcp_fd = -1;
-	s->pre.memory_events_fd = s->pre.pids_events_fd = -1;
+	monitor_built_init(&s->pre);
 	return s;
 }
 
@@ -985,9 +981,7 @@ privop_claim(struct privop *p, const struct monitor_create *req, struct privop_s
 
 	privop_unlink(p, s);
 	*out = s->pre;
-	s->pre = (struct monitor_built){ .channel_fd = -1, .diag_fd = -1, .map_fd = -1,
-	    .connect_fd = -1, .transparent_fd = -1, .dns_udp_fd = -1, .dns_tcp_fd = -1,
-	    .memory_events_fd = -1, .pids_events_fd = -1 };
+	monitor_built_init(&s->pre);
 	s->warm = false;
 	snprintf(s->name, sizeof(s->name), "%s", req->name);
 	s->owner = req->caller_uid;
@@ -1048,10 +1042,7 @@ privop_create(struct privop *p, const struct monitor_create *req,
 	char *why = NULL;
 	int home_fd = -1;
 
-	memset(out, 0, sizeof(*out));
-	out->channel_fd = out->diag_fd = out->map_fd = -1;
-	out->connect_fd = out->transparent_fd = out->dns_udp_fd = out->dns_tcp_fd = -1;
-	out->memory_events_fd = out->pids_events_fd = -1;
+	monitor_built_init(out);
 	/* Taken before any check: a claim refused goes with its warm sandbox,
 	 * which the broker no longer counts (it builds another). */
 	s = req->warm ? privop_warm_take(p, req->slot) : NULL;
@@ -1162,7 +1153,8 @@ privop_is_live(const struct privop_reap_ctx *c, const char *name)
 		if (strcmp(c->live[i], name) == 0)
 			return true;
 	for (struct privop_sandbox *s = c->p->sandboxes; s != NULL; s = s->next)
-		if (strcmp(s->name, name) == 0 || strcmp(s->leaf, name) == 0)
+		if (strcmp(s->name, name) == 0 ||
+		    (s->cg != NULL && strcmp(cgroup_sandbox_name(s->cg), name) == 0))
 			return true;
 	return false;
 }

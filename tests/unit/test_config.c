@@ -91,6 +91,15 @@ assert_one_error(const char *text, unsigned line, unsigned col, const char *need
 	yaml_test_assert_one_diag(&diags, path, line, col, needle);
 }
 
+/* assert_one_error, then a fresh start for the next load of the same test. */
+static void
+assert_one_error_then_reset(const char *text, unsigned line, unsigned col, const char *needle)
+{
+	assert_one_error(text, line, col, needle);
+	policy_diags_clear(&diags);
+	policy_diags_init(&diags);
+}
+
 /* Asserts that C holds every default. */
 static void
 assert_defaults(const struct config *c)
@@ -358,27 +367,19 @@ test_warm_pool_counts_by_profile(void **state)
 	assert_int_equal(cfg->warm_pool[1].count, 0);
 }
 
-/* Each refusal alone: the diagnostics are emptied between the loads. */
-static void
-assert_one_error_alone(const char *text, unsigned line, unsigned col, const char *needle)
-{
-	assert_one_error(text, line, col, needle);
-	policy_diags_clear(&diags);
-}
-
 static void
 test_warm_pool_bad_entries_are_refused(void **state)
 {
 	(void)state;
-	assert_one_error_alone("warm_pool: 2\n", 1, 12, "warm_pool");
-	assert_one_error_alone("warm_pool:\n  Strict: 1\n", 2, 3, "warm_pool: profile 'Strict'");
-	assert_one_error_alone("warm_pool:\n  strict: -1\n", 2, 11, "warm_pool.strict");
-	assert_one_error_alone("warm_pool:\n  strict: [1]\n", 2, 11, "warm_pool");
-	assert_one_error_alone("warm_pool:\n  strict: 1\n  strict: 2\n", 3, 3,
+	assert_one_error_then_reset("warm_pool: 2\n", 1, 12, "warm_pool");
+	assert_one_error_then_reset("warm_pool:\n  Strict: 1\n", 2, 3, "warm_pool: profile 'Strict'");
+	assert_one_error_then_reset("warm_pool:\n  strict: -1\n", 2, 11, "warm_pool.strict");
+	assert_one_error_then_reset("warm_pool:\n  strict: [1]\n", 2, 11, "warm_pool");
+	assert_one_error_then_reset("warm_pool:\n  strict: 1\n  strict: 2\n", 3, 3,
 	    "warm_pool: profile 'strict' is given twice");
-	assert_one_error_alone("max_sandboxes: 3\nwarm_pool:\n  strict: 4\n", 3, 11,
+	assert_one_error_then_reset("max_sandboxes: 3\nwarm_pool:\n  strict: 4\n", 3, 11,
 	    "warm_pool.strict");
-	assert_one_error_alone("max_sandboxes: 3\nwarm_pool:\n  strict: 2\n  standard: 2\n", 3, 3,
+	assert_one_error_then_reset("max_sandboxes: 3\nwarm_pool:\n  strict: 2\n  standard: 2\n", 3, 3,
 	    "warm_pool: 4 warm sandboxes in all, more than max_sandboxes (3)");
 }
 
@@ -498,14 +499,6 @@ test_limits_defaults_follow_the_machine(void **state)
 	assert_int_equal(cfg->shares.streams, 32);
 }
 
-/* assert_one_error, then a fresh start for the next load of the same test. */
-static void
-assert_one_error_then_reset(const char *text, unsigned line, unsigned col, const char *needle)
-{
-	assert_one_error(text, line, col, needle);
-	policy_diags_clear(&diags);
-	policy_diags_init(&diags);
-}
 
 static void
 test_bad_limit_values_are_refused_with_their_place(void **state)

@@ -155,25 +155,33 @@ test_a_create_without_its_connection_ends_the_monitor(void **state)
 	assert_hung_up(&r);
 }
 
+/* Sends R a create whose CA follows, on a connection (one end of SV) that
+ * is not one to the control socket: the monitor refuses it. */
+static void
+send_create_whose_ca_follows(struct running *r, int sv[2])
+{
+	static const struct monitor_root root = { "/tmp", false };
+	struct monitor_create c = { .name = "x", .uid = 1000, .gid = 1000,
+	    .roots = &root, .n_roots = 1, .ca_follows = true };
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	c.caller_fd = sv[0];
+	monitor_wire_create_encode(r->msg, &c);
+	assert_int_equal(seqmsg_send(r->fd, r->msg), 0);
+}
+
 /* A create whose CA follows: the monitor reads the CA even when it
  * refuses the create, so the next request is read as one. */
 static void
 test_a_refused_create_still_takes_its_ca(void **state)
 {
-	static const struct monitor_root root = { "/tmp", false };
-	struct monitor_create c = { .name = "x", .uid = 1000, .gid = 1000,
-	    .roots = &root, .n_roots = 1, .ca_follows = true };
 	struct running r;
 	const char *text;
 	int sv[2];
 
 	(void)state;
 	start(&r);
-	/* Not a connection to the control socket: refused. */
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	c.caller_fd = sv[0];
-	monitor_wire_create_encode(r.msg, &c);
-	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	send_create_whose_ca_follows(&r, sv);
 	monitor_wire_text_encode(r.msg, MONITOR_CREATE_CA, "-----BEGIN CERTIFICATE-----", -1);
 	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
 	monitor_wire_text_encode(r.msg, MONITOR_FIREWALL, "", -1);
@@ -196,9 +204,6 @@ test_a_refused_create_still_takes_its_ca(void **state)
 static void
 test_a_ca_out_of_place_ends_the_monitor(void **state)
 {
-	static const struct monitor_root root = { "/tmp", false };
-	struct monitor_create c = { .name = "x", .uid = 1000, .gid = 1000,
-	    .roots = &root, .n_roots = 1, .ca_follows = true };
 	struct running r;
 	int sv[2];
 
@@ -208,10 +213,7 @@ test_a_ca_out_of_place_ends_the_monitor(void **state)
 	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
 	assert_hung_up(&r);
 	start(&r);
-	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	c.caller_fd = sv[0];
-	monitor_wire_create_encode(r.msg, &c);
-	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	send_create_whose_ca_follows(&r, sv);
 	monitor_wire_text_encode(r.msg, MONITOR_FIREWALL, "", -1);
 	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
 	assert_hung_up(&r);
