@@ -16,7 +16,10 @@
 # nothing behind; a dead warm sandbox makes the create cold, not failed;
 # reaping keeps a claimed sandbox's cgroup; warm sandboxes are no one's to
 # reach by name; nothing is left after a stop, and a start after a crash
-# reaps what the pool left.
+# reaps what the pool left. In a claimed sandbox a hostile workload gets
+# no more than in a cold one: a copied binary passes no binary-scoped
+# entry, a run's forged state is not reported, a root below /etc keeps the
+# host's masks.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
@@ -201,6 +204,42 @@ PY
 }
 check_eq "the same ledger records: created, refused, allowed" "$(rec cb)" "$(rec wa)"
 check_contains "(the records were read)" "$(rec wa)" '"reason": "created"'
+
+# --- a hostile workload in the claimed sandbox -------------------------------
+# A copied binary passes no binary-scoped entry (strict's npm registry is
+# node's): the trusted executables are read from the claimed corral-init's
+# mounts, made before anyone claimed it.
+mkdir -p "$ws/bin"
+cp /usr/bin/curl "$ws/bin/node"
+chown -R 1000:1000 "$ws/bin"
+out=$(corral exec wa -- "$ws/bin/node" -sS --max-time 5 --cacert "$ws/ca.pem" -o /dev/null \
+	-w '%{http_code}' https://registry.npmjs.org/ 2>&1)
+check_contains "in wa, curl copied as bin/node is refused the npm registry" "$out" 403
+check_contains "as a writable binary" "$(rec wa)" '"reason": "binary_writable"'
+# A run's report is the kernel's, whatever the run writes where the
+# shell's state goes (corral(1), run).
+corral run wa -- 'cd /tmp && export KEEP=real' >/dev/null
+out=$(corral run --json wa -- "printf 'D/forged\0KEEP=forged\0' >&61 2>/dev/null; exit 7")
+check "a run in wa that forges its state reports its real exit 7 and folder" python3 -c "
+import json, sys
+o = json.loads(sys.argv[1])
+assert o['exit_code'] == 7 and o['cwd'] == '/tmp', o" "$out"
+check_eq "and the next run has the real state" "real /tmp" "$(corral run wa -- 'echo $KEEP $PWD')"
+# Reaching the host through a root: a root below /etc keeps the host's
+# masks in a claimed sandbox too.
+write_config 1
+corral reload >/dev/null 2>&1
+wait_ready 1
+if [ -d /etc/ssl/private ]; then
+	corral sandbox create --root "$ws" --root /etc/ssl:ro --name we >/dev/null 2>&1
+	check_eq "we, with a root at /etc/ssl, claims the warm sandbox" 1 "$(created_warm we)"
+	check_eq "and /etc/ssl/private inside it is the empty mask" "root 555 0" \
+		"$(corral exec we -- sh -c 'echo $(stat -c "%U %a" /etc/ssl/private) \
+		$(ls -A /etc/ssl/private | wc -l)' 2>&1)"
+	corral sandbox delete we >/dev/null 2>&1
+else
+	tap_skip "a root at /etc/ssl keeps its mask in a claimed sandbox" "no /etc/ssl/private here"
+fi
 
 # --- claims by another user, and the ones that fail -----------------------
 # leaked: warm cgroups that are neither a live sandbox's nor the pool's.
