@@ -37,13 +37,22 @@ relay_check_closed(struct relay *r)
 		relay_finish(r, RELAY_END_CLOSED);
 }
 
-/* Passes a read end of file on as a write shutdown once nothing is pending. */
+static struct relay_dir *
+relay_other(struct relay_dir *d)
+{
+	return d == &d->relay->up ? &d->relay->down : &d->relay->up;
+}
+
+/* Passes a read end of file on as a write shutdown once nothing is
+ * pending. The last direction to end needs none: the tunnel is over, and
+ * closing its descriptors sends the same FIN. */
 static void
 relay_pass_eof(struct relay_dir *d)
 {
 	if (!d->eof || d->shut || d->pending_len > d->pending_off)
 		return;
-	shutdown(d->to, SHUT_WR);
+	if (!relay_other(d)->shut)
+		shutdown(d->to, SHUT_WR);
 	d->shut = true;
 	relay_check_closed(d->relay);
 }

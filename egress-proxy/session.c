@@ -1441,6 +1441,10 @@ session_start_transparent(struct session *s, const struct sockaddr_storage *peer
 	event_add(&s->client_rd, NULL);
 	session_arm_timer(s, PROXY_SILENT_CLIENT_MS < p->limits.handshake_timeout_ms ?
 	    PROXY_SILENT_CLIENT_MS : p->limits.handshake_timeout_ms);
+	/* A TLS client sends its ClientHello right after connecting: mostly
+	 * it is here by the accept, and is read now rather than a pass of the
+	 * loop later. */
+	session_on_transparent_read(s);
 }
 
 /* Counts S against the limits; false (and a 503) when they are reached. */

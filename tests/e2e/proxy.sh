@@ -27,7 +27,7 @@ network_policies:
   code:
     name: code
     endpoints:
-      - {host: github.com, ports: [80, 443, 2222]}
+      - {host: github.com, ports: [7, 80, 443, 2222]}
       - {host: api.github.com, port: 443}
     binaries: [{path: "/**"}]
   rebinding:
@@ -121,6 +121,40 @@ check_eq "the SNI mismatch is in the ledger" 0 $?
 out=$(printf 'hi\n' | tb_exec_host socat -t 2 - "PROXY:127.0.0.1:github.com:2222,proxyport=$port" 2>&1)
 check_contains "a server-speaks-first service works through CONNECT" "$out" "SSH-2.0-corral_testbed"
 check_contains "and the client's bytes reach it" "$out" "hi"
+
+# Half-closes pass through: the client's end of file reaches the echo
+# service (port 7), whose whole answer comes back before the tunnel ends.
+out=$(tb_exec_host python3 - "$port" <<'PY' 2>&1
+import socket, sys, threading
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
+s.sendall(b"CONNECT github.com:7 HTTP/1.1\r\nHost: github.com:7\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    d = s.recv(1)
+    if not d:
+        break
+    head += d
+data = bytes(range(256)) * 4096
+def send():
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+threading.Thread(target=send, daemon=True).start()
+got = bytearray()
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    got += d
+print(head.split(b"\r\n")[0].decode(), len(got), bytes(got) == data)
+PY
+)
+check_eq "1 MiB sent then half-closed comes back whole from the echo service, then the end" \
+	"HTTP/1.1 200 Connection established 1048576 True" "$out"
+# bytes_down: the echo and the proxy's 39-byte "200 Connection established".
+corral_ledger_wait event=close host=github.com port=7 bytes_up=1048576 bytes_down=1048615
+rc=$?
+[ "$rc" = 0 ] || grep '"port":7,' "$ledger" | sed 's/^/# /'
+check_eq "its close record counts the bytes both ways" 0 "$rc"
 
 big=$(via_proxy -o /dev/null -w '%{size_download}' https://github.com/big)
 check_eq "a 1 MiB body passes whole" "$TB_BIG_BYTES" "$big"
