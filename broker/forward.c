@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -445,6 +447,8 @@ forward_start_relay(struct forward_conn *c)
 		.upstream_rd = &c->sandbox_rd, .upstream_wr = &c->sandbox_wr,
 		.idle = &c->idle, .pipe_rd = -1, .pipe_wr = -1,
 	};
+	/* What the relay reads goes on at once (see cli-forward.c). */
+	(void)setsockopt(c->sandbox_fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	/* No idle timeout: a dev server's socket may rest for long; the
 	 * forward ends with its command. */
 	relay_init(&c->relay, &io, forward_scratch, 0, forward_on_relay_done, c);

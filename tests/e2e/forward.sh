@@ -6,7 +6,8 @@
 # ctest-fx (another user, uid 1142), removed at the end unless they were
 # there; corrald in the test host, its control socket opened to every
 # local user; a strict sandbox fw of ctest-fo's, running python's
-# http.server on 127.0.0.1:8000 and on [::1]:8002 inside.
+# http.server on 127.0.0.1:8000 and on [::1]:8002, an echo service on 8003
+# and a two-write answerer on 8004 inside.
 # Does: as the owner, corral forward to port 8000 (host port chosen by the
 # kernel), to a Unix socket, to 8002 (::1 only) and to a port where nothing
 # listens; fetches through them as the owner and as the other user; tries
@@ -90,14 +91,34 @@ while True:
     c, _ = srv.accept()
     threading.Thread(target=serve, args=(c,), daemon=True).start()
 PY
-chown ctest-fo:ctest-fo "$ws/echo.py"
+# A service that answers each byte in two small writes 2 ms apart, as a
+# TLS server's handshake flight may come.
+cat >"$ws/twice.py" <<'PY'
+import socket, threading, time
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", 8004))
+srv.listen(4)
+def serve(c):
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while c.recv(1):
+        c.sendall(b"head")
+        time.sleep(0.002)
+        c.sendall(b"tail")
+    c.close()
+while True:
+    c, _ = srv.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+chown ctest-fo:ctest-fo "$ws/echo.py" "$ws/twice.py"
 as_o run fw -- "setsid -f python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 </dev/null
 	setsid -f python3 -m http.server 8002 --bind ::1 >/dev/null 2>&1 </dev/null
-	setsid -f python3 $ws/echo.py >/dev/null 2>&1 </dev/null" >/dev/null
+	setsid -f python3 $ws/echo.py >/dev/null 2>&1 </dev/null
+	setsid -f python3 $ws/twice.py >/dev/null 2>&1 </dev/null" >/dev/null
 serving() {
 	as_o exec fw -- python3 -c '
 import socket, sys
-for a, p in (("127.0.0.1", 8000), ("::1", 8002), ("127.0.0.1", 8003)):
+for a, p in (("127.0.0.1", 8000), ("::1", 8002), ("127.0.0.1", 8003), ("127.0.0.1", 8004)):
     socket.create_connection((a, p), timeout=1).close()' 2>/dev/null
 }
 wait_for serving || { echo "Bail out! no http.server in fw"; exit 1; }
@@ -264,6 +285,32 @@ PY
 )
 check_eq "8 MiB sent and echoed at once come back whole (no direction waits for the other)" \
 	"8388608 True" "$out"
+
+# --- Small writes go on at once: with Nagle's algorithm on the forward's
+# host socket, the second write of each answer would wait for the
+# client's delayed ACK (40 ms a round).
+forward f7 fw 0:8004
+wait_for forwarding f7
+out=$(host_as "$UID_O" /usr/bin/python3 - "$(listen_of f7)" <<'PY' 2>&1
+import socket, statistics, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=10)
+rounds = []
+for _ in range(15):
+    t0, got = time.monotonic(), b""
+    s.sendall(b"q")
+    while len(got) < 8:
+        d = s.recv(64)
+        if not d:
+            sys.exit("the forward ended")
+        got += d
+    rounds.append(time.monotonic() - t0)
+print("%d" % (statistics.median(rounds) * 1000))
+PY
+)
+check_eq "an answer in two small writes waits for no delayed ACK (median of 15 rounds under 20 ms)" \
+	ok "$([ "$out" -lt 20 ] 2>/dev/null && echo ok || echo "$out")"
+tb_stop f7
 
 # --- A forward that rests longer than a request may (30 s) stays.
 sleep 32

@@ -27,7 +27,7 @@ network_policies:
   code:
     name: code
     endpoints:
-      - {host: github.com, ports: [7, 80, 443, 2222]}
+      - {host: github.com, ports: [7, 80, 443, 2222, 7001]}
       - {host: api.github.com, port: 443}
     binaries: [{path: "/**"}]
   rebinding:
@@ -155,6 +155,52 @@ corral_ledger_wait event=close host=github.com port=7 bytes_up=1048576 bytes_dow
 rc=$?
 [ "$rc" = 0 ] || grep '"port":7,' "$ledger" | sed 's/^/# /'
 check_eq "its close record counts the bytes both ways" 0 "$rc"
+
+# The relay writes what it reads at once. With Nagle's algorithm on the
+# client's socket, a small piece waits while the one before is not acked,
+# and a client that has just sent delays its ACK (40 ms): an upstream that
+# answers each request in two small writes 2 ms apart (port 7001 here, as
+# a TLS server's handshake flight may come) would take 40 ms a round.
+tb_spawn_inet drip python3 -c '
+import socket, threading, time
+def serve(c):
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # as a TLS server does
+    with c:
+        while c.recv(1):
+            c.sendall(b"head")
+            time.sleep(0.002)
+            c.sendall(b"tail")
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", 7001))
+s.listen(8)
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
+'
+tb_wait_listen inet 7001
+out=$(tb_exec_host python3 - "$port" <<'PY' 2>&1
+import socket, statistics, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(b"CONNECT github.com:7001 HTTP/1.1\r\nHost: github.com:7001\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(4096)
+rounds = []
+for _ in range(15):
+    t0, got = time.monotonic(), b""
+    s.sendall(b"q")
+    while len(got) < 8:
+        d = s.recv(64)
+        if not d:
+            sys.exit("the tunnel ended")
+        got += d
+    rounds.append(time.monotonic() - t0)
+print("%d" % (statistics.median(rounds) * 1000))
+PY
+)
+check_eq "a request answered in two small writes waits for no delayed ACK (median of 15 rounds under 20 ms)" \
+	ok "$([ "$out" -lt 20 ] 2>/dev/null && echo ok || echo "$out")"
+tb_stop drip
 
 big=$(via_proxy -o /dev/null -w '%{size_download}' https://github.com/big)
 check_eq "a 1 MiB body passes whole" "$TB_BIG_BYTES" "$big"
