@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -362,6 +363,11 @@ proxy_listener_new(struct proxy_tenant *t, int fd, const struct sockaddr *client
 		proxy_close_keep_errno(fd);
 		return NULL;
 	}
+	/* The relay writes what it reads at once, often small records (a TLS
+	 * handshake's): with Nagle's algorithm a small write after another not
+	 * yet acked waits for the client's delayed ACK, 40 ms. Accepted
+	 * sockets take the option from their listener: no call per tunnel. */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	l->tenant = t;
 	l->fd = fd;
 	l->port = sock_port(fd);

@@ -644,10 +644,6 @@ session_init_relay(struct session *s)
 		    session_common_timeout(p, (uint64_t)p->limits.idle_timeout_s * 1000),
 	};
 
-	/* The relay writes what it reads at once, often small records (a TLS
-	 * handshake's): Nagle's wait for an ACK the client delays would add
-	 * 40 ms to a handshake. The upstream's socket was set so at the dial. */
-	(void)setsockopt(s->client_fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	relay_init(&s->relay, &io, p->scratch, p->limits.idle_timeout_s, session_on_relay_done, s);
 }
 
@@ -741,9 +737,6 @@ session_terminate(struct session *s)
 		session_drop_head(s, s->head_len);
 	}
 	session_stop_events(s);
-	/* TLS writes small records both ways: Nagle's wait for an ACK the
-	 * peer delays would add 40 ms to a handshake. */
-	(void)setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	t->mitm.server_ctx = p->server_ctx;
 	t->mitm.upstream_ctx = p->upstream_ctx;
 	s->client_fd = s->upstream_fd = -1;     /* the mitm's, even when it fails */
@@ -880,6 +873,7 @@ session_dial(struct session *s)
 		return;
 	}
 	session_assign_upstream(s);
+	/* As the client's side (proxy_listener_new): no Nagle wait. */
 	setsockopt(s->upstream_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (connect(s->upstream_fd, (struct sockaddr *)&s->upstream, len) == -1 &&
 	    errno != EINPROGRESS) {
