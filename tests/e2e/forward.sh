@@ -93,28 +93,12 @@ while True:
 PY
 # A service that answers each byte in two small writes 2 ms apart, as a
 # TLS server's handshake flight may come.
-cat >"$ws/twice.py" <<'PY'
-import socket, threading, time
-srv = socket.socket()
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", 8004))
-srv.listen(4)
-def serve(c):
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    while c.recv(1):
-        c.sendall(b"head")
-        time.sleep(0.002)
-        c.sendall(b"tail")
-    c.close()
-while True:
-    c, _ = srv.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-PY
-chown ctest-fo:ctest-fo "$ws/echo.py" "$ws/twice.py"
+cp "$top_srcdir/tests/e2e/lib/tcpprobe.py" "$ws/tcpprobe.py"
+chown ctest-fo:ctest-fo "$ws/echo.py" "$ws/tcpprobe.py"
 as_o run fw -- "setsid -f python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 </dev/null
 	setsid -f python3 -m http.server 8002 --bind ::1 >/dev/null 2>&1 </dev/null
 	setsid -f python3 $ws/echo.py >/dev/null 2>&1 </dev/null
-	setsid -f python3 $ws/twice.py >/dev/null 2>&1 </dev/null" >/dev/null
+	setsid -f python3 $ws/tcpprobe.py twice-server 127.0.0.1 8004 >/dev/null 2>&1 </dev/null" >/dev/null
 serving() {
 	as_o exec fw -- python3 -c '
 import socket, sys
@@ -265,24 +249,7 @@ tb_stop f3
 # --- Both ways at once: 8 MiB sent while the echo comes back.
 forward f6 fw 0:8003
 wait_for forwarding f6
-out=$(host_as "$UID_O" /usr/bin/python3 - "$(listen_of f6)" <<'PY' 2>&1
-import socket, sys, threading
-host, port = sys.argv[1].rsplit(":", 1)
-s = socket.create_connection((host, int(port)), timeout=20)
-data = bytes(range(256)) * 32768
-def send():
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-threading.Thread(target=send, daemon=True).start()
-got = bytearray()
-while True:
-    d = s.recv(65536)
-    if not d:
-        break
-    got += d
-print(len(got), bytes(got) == data)
-PY
-)
+out=$(host_as "$UID_O" /usr/bin/python3 - echo-whole "$(listen_of f6)" 8388608 <"$ws/tcpprobe.py" 2>&1)
 check_eq "8 MiB sent and echoed at once come back whole (no direction waits for the other)" \
 	"8388608 True" "$out"
 
@@ -291,23 +258,7 @@ check_eq "8 MiB sent and echoed at once come back whole (no direction waits for 
 # client's delayed ACK (40 ms a round).
 forward f7 fw 0:8004
 wait_for forwarding f7
-out=$(host_as "$UID_O" /usr/bin/python3 - "$(listen_of f7)" <<'PY' 2>&1
-import socket, statistics, sys, time
-host, port = sys.argv[1].rsplit(":", 1)
-s = socket.create_connection((host, int(port)), timeout=10)
-rounds = []
-for _ in range(15):
-    t0, got = time.monotonic(), b""
-    s.sendall(b"q")
-    while len(got) < 8:
-        d = s.recv(64)
-        if not d:
-            sys.exit("the forward ended")
-        got += d
-    rounds.append(time.monotonic() - t0)
-print("%d" % (statistics.median(rounds) * 1000))
-PY
-)
+out=$(host_as "$UID_O" /usr/bin/python3 - rounds "$(listen_of f7)" <"$ws/tcpprobe.py" 2>&1)
 check_eq "an answer in two small writes waits for no delayed ACK (median of 15 rounds under 20 ms)" \
 	ok "$([ "$out" -lt 20 ] 2>/dev/null && echo ok || echo "$out")"
 tb_stop f7

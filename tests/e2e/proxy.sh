@@ -20,6 +20,7 @@ port=$(tb_free_port)
 sock="$TB_DIR/corrald.sock"
 ledger="$TB_DIR/log/egress.jsonl"
 ca=$(tb_ca_file)
+probe="$top_srcdir/tests/e2e/lib/tcpprobe.py"
 
 corral_file "$TB_DIR/host-policy.yaml" <<YAML
 version: 1
@@ -124,30 +125,7 @@ check_contains "and the client's bytes reach it" "$out" "hi"
 
 # Half-closes pass through: the client's end of file reaches the echo
 # service (port 7), whose whole answer comes back before the tunnel ends.
-out=$(tb_exec_host python3 - "$port" <<'PY' 2>&1
-import socket, sys, threading
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=20)
-s.sendall(b"CONNECT github.com:7 HTTP/1.1\r\nHost: github.com:7\r\n\r\n")
-head = b""
-while b"\r\n\r\n" not in head:
-    d = s.recv(1)
-    if not d:
-        break
-    head += d
-data = bytes(range(256)) * 4096
-def send():
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-threading.Thread(target=send, daemon=True).start()
-got = bytearray()
-while True:
-    d = s.recv(65536)
-    if not d:
-        break
-    got += d
-print(head.split(b"\r\n")[0].decode(), len(got), bytes(got) == data)
-PY
-)
+out=$(tb_exec_host python3 "$probe" echo-whole "127.0.0.1:$port" 1048576 --connect github.com:7 2>&1)
 check_eq "1 MiB sent then half-closed comes back whole from the echo service, then the end" \
 	"HTTP/1.1 200 Connection established 1048576 True" "$out"
 # bytes_down: the echo and the proxy's 39-byte "200 Connection established".
@@ -161,46 +139,12 @@ check_eq "its close record counts the bytes both ways" 0 "$rc"
 # and a client that has just sent delays its ACK (40 ms): an upstream that
 # answers each request in two small writes 2 ms apart (port 7001 here, as
 # a TLS server's handshake flight may come) would take 40 ms a round.
-tb_spawn_inet drip python3 -c '
-import socket, threading, time
-def serve(c):
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # as a TLS server does
-    with c:
-        while c.recv(1):
-            c.sendall(b"head")
-            time.sleep(0.002)
-            c.sendall(b"tail")
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", 7001))
-s.listen(8)
-while True:
-    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
-'
+tb_spawn_inet twice python3 "$probe" twice-server 0.0.0.0 7001
 tb_wait_listen inet 7001
-out=$(tb_exec_host python3 - "$port" <<'PY' 2>&1
-import socket, statistics, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-s.sendall(b"CONNECT github.com:7001 HTTP/1.1\r\nHost: github.com:7001\r\n\r\n")
-head = b""
-while b"\r\n\r\n" not in head:
-    head += s.recv(4096)
-rounds = []
-for _ in range(15):
-    t0, got = time.monotonic(), b""
-    s.sendall(b"q")
-    while len(got) < 8:
-        d = s.recv(64)
-        if not d:
-            sys.exit("the tunnel ended")
-        got += d
-    rounds.append(time.monotonic() - t0)
-print("%d" % (statistics.median(rounds) * 1000))
-PY
-)
+out=$(tb_exec_host python3 "$probe" rounds "127.0.0.1:$port" --connect github.com:7001 2>&1)
 check_eq "a request answered in two small writes waits for no delayed ACK (median of 15 rounds under 20 ms)" \
 	ok "$([ "$out" -lt 20 ] 2>/dev/null && echo ok || echo "$out")"
-tb_stop drip
+tb_stop twice
 
 big=$(via_proxy -o /dev/null -w '%{size_download}' https://github.com/big)
 check_eq "a 1 MiB body passes whole" "$TB_BIG_BYTES" "$big"
