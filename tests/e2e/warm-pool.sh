@@ -15,7 +15,8 @@
 # pool refills after a claim and follows a reload; a refused claim leaves
 # nothing behind; a dead warm sandbox makes the create cold, not failed;
 # reaping keeps a claimed sandbox's cgroup; warm sandboxes are no one's to
-# reach by name; nothing is left after a stop, and a start after a crash
+# reach by name; the pool gives another user no slot a cold create would
+# not (the last is root's); nothing is left after a stop, and a start after a crash
 # reaps what the pool left. In a claimed sandbox a hostile workload gets
 # no more than in a cold one: a copied binary passes no binary-scoped
 # entry, a run's forged state is not reported, a root below /etc keeps the
@@ -349,4 +350,12 @@ check_eq "a cold create of another profile still succeeds" 0 $?
 wait_ready 0; tap_result $? "and the warm sandbox gives way to it"
 corral sandbox delete g2 >/dev/null 2>&1
 wait_ready 1; tap_result $? "a delete makes room: the pool refills"
+# A neighbour cannot take through the pool what a cold create may not: the
+# last slot is root's, warm sandbox or not.
+out=$(as_user sandbox create --root "$ws" --name u2 2>&1)
+check_eq "uid 1000 claiming the last slot from the pool is refused (a limit: 5)" 5 $?
+check_contains "naming the slot kept for root" "$out" "the last slot is kept for root"
+check_eq "and the warm sandbox stays warm" 1 "$(counter warm_ready)"
+corral sandbox create --root "$ws" --name g3 >/dev/null 2>&1
+check_eq "root claims it" 1 "$(created_warm g3)"
 tap_done
