@@ -424,6 +424,17 @@ mounts_bind_file(struct mounts_ctx *c, int fd, const char *path)
 	return rc;
 }
 
+/* Whether REL (relative to the new root) lies in one of S's roots: a root
+ * is mounted after the system's folders and hides what was made there. */
+static bool
+mounts_under_root(const struct initproto_spec *s, const char *rel)
+{
+	for (size_t i = 0; i < s->n_roots; i++)
+		if (sysdirs_path_within(rel, s->root_path[i] + 1))
+			return true;
+	return false;
+}
+
 /* Where systems keep their trust bundle: Debian and Ubuntu (Arch's a link
  * to another), Fedora and RHEL, Alpine. */
 static const char *const mounts_bundle_paths[] = { "/etc/ssl/certs/ca-certificates.crt",
@@ -504,7 +515,8 @@ mounts_bundle_begin(struct mounts_ctx *c, struct mounts_bundle *b)
  * before. A system with no bundle at a usual path gets the CA's alone
  * there (its tools verified nothing before either). No PEM: no bundle. */
 static int
-mounts_bundle_finish(struct mounts_ctx *c, struct mounts_bundle *b, const char *pem)
+mounts_bundle_finish(struct mounts_ctx *c, struct mounts_bundle *b, const char *pem,
+    const struct initproto_spec *s)
 {
 	size_t len = strlen(pem);
 	int dir;
@@ -525,7 +537,16 @@ mounts_bundle_finish(struct mounts_ctx *c, struct mounts_bundle *b, const char *
 	}
 	if (write(b->ours, pem, len) != (ssize_t)len)
 		return mounts_fail(c, "writing %s", INITPROTO_CA_BUNDLE_PATH);
-	return b->sys == -1 ? 0 : mounts_bind_file_at(c, b->ours, b->sys, b->sys_path);
+	if (b->sys == -1)
+		return 0;
+	/* A root over the bundle's folder (the host's own, shown at its
+	 * path) hides the file read before: bind over the one seen now. */
+	if (mounts_under_root(s, b->sys_path + 1)) {
+		close(b->sys);
+		if ((b->sys = mounts_open_bundle(c, &b->sys_path)) == -1)
+			return 0;
+	}
+	return mounts_bind_file_at(c, b->ours, b->sys, b->sys_path);
 }
 
 static void
@@ -839,15 +860,8 @@ mounts_host_masks_again(struct mounts_ctx *c, struct mounts_masker *m,
 	int rc = 0;
 
 	for (const char *const *p = mounts_masked; rc == 0 && *p != NULL; p++)
-		for (size_t i = 0; rc == 0 && i < s->n_roots; i++) {
-			const char *root = s->root_path[i] + 1;
-			size_t n = strlen(root);
-
-			if (strncmp(*p, root, n) == 0 && ((*p)[n] == '\0' || (*p)[n] == '/')) {
-				rc = mounts_mask(c, m, *p);
-				break;
-			}
-		}
+		if (mounts_under_root(s, *p))
+			rc = mounts_mask(c, m, *p);
 	return rc;
 }
 
@@ -1030,7 +1044,7 @@ mounts_build_spec(struct mounts *m, struct initproto_spec *s)
 	/* Before the roots: a root under /tmp goes into the private /tmp. */
 	if (mounts_fs(c, "tmpfs", "tmp", tmp_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) == -1 ||
 	    mounts_trees(c, s) == -1 || mounts_runtime(c, s->runtime) == -1 ||
-	    mounts_resolv(c, s->gateway) == -1 || mounts_bundle_finish(c, &m->bundle, s->ca_pem) == -1 ||
+	    mounts_resolv(c, s->gateway) == -1 || mounts_bundle_finish(c, &m->bundle, s->ca_pem, s) == -1 ||
 	    mounts_sockets(c, s) == -1 || mounts_shm(c, size) == -1 ||
 	    mounts_host_masks_again(c, &m->masker, s) == -1 ||
 	    mounts_root_masks(c, &m->masker, s) == -1 || mounts_pivot(c) == -1)

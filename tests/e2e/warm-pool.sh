@@ -237,6 +237,11 @@ if [ -d /etc/ssl/private ]; then
 	check_eq "and /etc/ssl/private inside it is the empty mask" "root 555 0" \
 		"$(corral exec we -- sh -c 'echo $(stat -c "%U %a" /etc/ssl/private) \
 		$(ls -A /etc/ssl/private | wc -l)' 2>&1)"
+	# The root hides the system bundle corral-init read before it came:
+	# the bundle with the sandbox CA goes over the one the root shows.
+	check_eq "and the system bundle under that root is the sandbox's, with its CA" same \
+		"$(corral exec we -- sh -c 'cmp -s /etc/ssl/certs/ca-certificates.crt \
+		/run/corral/ca-bundle.pem && echo same || echo differs' 2>&1)"
 	corral sandbox delete we >/dev/null 2>&1
 else
 	tap_skip "a root at /etc/ssl keeps its mask in a claimed sandbox" "no /etc/ssl/private here"
