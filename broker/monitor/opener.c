@@ -220,7 +220,7 @@ opener_fork(void)
 		 * namespace or channel held by this child would outlive its
 		 * delete. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent ||
-		    dup3(sv[1], OPENER_SOCK_FD, 0) == -1 ||
+		    (sv[1] != OPENER_SOCK_FD && dup3(sv[1], OPENER_SOCK_FD, 0) == -1) ||
 		    syscall(SYS_close_range, OPENER_SOCK_FD + 1, ~0U, 0) == -1)
 			_exit(1);
 		opener_child();

@@ -208,10 +208,14 @@ spawn_child(int chan, int report, const char *init_path)
 	static char *const argv[] = { (char *)(uintptr_t)"corral-init", NULL };
 	static char *const envp[] = { NULL };
 	struct spawn_child_failure f = { "setting up its channel", 0 };
+	/* Out of the way of INITPROTO_FD, close-on-exec; when that fails, the
+	 * failure is told on REPORT as it came. */
+	int moved = fcntl(report, F_DUPFD_CLOEXEC, INITPROTO_FD + 1);
 
-	/* Out of the way of INITPROTO_FD, close-on-exec. */
-	if ((report = fcntl(report, F_DUPFD_CLOEXEC, INITPROTO_FD + 1)) == -1 ||
-	    (chan == INITPROTO_FD ? fcntl(chan, F_SETFD, 0) : dup2(chan, INITPROTO_FD)) == -1)
+	if (moved == -1)
+		goto fail;
+	report = moved;
+	if ((chan == INITPROTO_FD ? fcntl(chan, F_SETFD, 0) : dup2(chan, INITPROTO_FD)) == -1)
 		goto fail;
 	/* What is left past the channel goes at exec, REPORT with it. */
 	if (syscall(SYS_close_range, INITPROTO_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
