@@ -61,7 +61,7 @@ api_status_counters(struct daemon *d, Corral__StatusReply *r)
 		{ "bytes_up", sum.bytes_up }, { "bytes_down", sum.bytes_down },
 		{ "tunnels_open", sum.tunnels_open },
 		{ "warm_wanted", warm_wanted_total(d) }, { "warm_ready", warm_count(d, NULL, true) },
-		{ "warm_building", warm_count(d, NULL, false) - warm_count(d, NULL, true) },
+		{ "warm_building", warm_building(d) },
 	};
 	size_t n = sizeof(counts) / sizeof(counts[0]);
 

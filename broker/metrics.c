@@ -119,7 +119,7 @@ metrics_read_gauges(void *arg)
 	metric_set(bm->sandboxes_ready, sandbox_count(d));
 	metric_set(bm->sandboxes_creating, sandbox_creating_count(d));
 	metric_set(bm->warm_ready, warm_count(d, NULL, true));
-	metric_set(bm->warm_building, warm_count(d, NULL, false) - warm_count(d, NULL, true));
+	metric_set(bm->warm_building, warm_building(d));
 	bm->sum.tunnels_open = d->proxy != NULL ? proxy_tunnels_open(d->proxy) : 0;
 	metric_set(bm->tunnels_open, (double)bm->sum.tunnels_open);
 	if (d->ledger != NULL) {

@@ -57,6 +57,12 @@ warm_count(const struct daemon *d, const char *profile, bool ready)
 	return n;
 }
 
+unsigned
+warm_building(const struct daemon *d)
+{
+	return warm_count(d, NULL, false) - warm_count(d, NULL, true);
+}
+
 bool
 warm_slot_taken(const struct daemon *d, unsigned slot)
 {
@@ -192,18 +198,24 @@ warm_trim(struct daemon *d)
 	}
 }
 
-/* Builds up to each profile's count, while there is room. */
+/* Builds toward each profile's count, while there is room, one warm
+ * sandbox at a time: the monitor serves its requests in turn, and a
+ * create that comes meanwhile waits behind every build asked before it
+ * (the next starts when this one is built, warm_on_built). */
 static void
 warm_grow(struct daemon *d)
 {
+	if (warm_building(d) > 0)
+		return;
 	for (size_t i = 0; i < d->cfg->nwarm_pool; i++) {
 		const struct config_warm *c = &d->cfg->warm_pool[i];
 
 		if (profile_set_find(d->profiles, d->cfg->profiles_dir, c->profile, NULL) == NULL)
 			continue;       /* warm_check said so at the start or reload */
-		while (warm_count(d, c->profile, false) < c->count && warm_room(d, true))
-			if (warm_start(d, c->profile) == -1)
-				return;
+		if (warm_count(d, c->profile, false) < c->count && warm_room(d, true)) {
+			(void)warm_start(d, c->profile);
+			return;
+		}
 	}
 }
 

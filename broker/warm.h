@@ -36,6 +36,8 @@ bool warm_slot_taken(const struct daemon *d, unsigned slot);
 unsigned warm_wanted_total(const struct daemon *d);
 /* Warm sandboxes of PROFILE (NULL: every profile), READY ones or all. */
 unsigned warm_count(const struct daemon *d, const char *profile, bool ready);
+/* Warm sandboxes the monitor is building: one at a time (warm_fill). */
+unsigned warm_building(const struct daemon *d);
 /* Forgets the ready warm sandboxes (the monitor went, or corrald stops:
  * the monitor tears them down). */
 void warm_forget(struct daemon *d);

@@ -14,6 +14,7 @@
 # ledger record and `sandbox get`, its own name and address aside); the
 # pool refills after a claim and follows a reload; a refused claim leaves
 # nothing behind; a dead warm sandbox makes the create cold, not failed;
+# the pool is built one warm sandbox at a time;
 # reaping keeps a claimed sandbox's cgroup; warm sandboxes are no one's to
 # reach by name; the pool gives another user no slot a cold create would
 # not (the last is root's); nothing is left after a stop, and a start after a crash
@@ -334,6 +335,20 @@ chmod 0666 "$sock"
 wait_ready 1; tap_result $? "the next start reaps it and fills the pool"
 check_lacks "with no failed build" "$(log)" "could not be built"
 check_eq "one warm cgroup, not two" 1 "$(ls -d "$v2/$inst"/warm_* | wc -l)"
+
+# --- one build at a time: a create waits behind one at most -----------------
+write_config 3
+corral reload >/dev/null 2>&1 &
+reloading=$!
+most=0
+for _ in $(seq 1 60); do
+	n=$(corral status --json 2>/dev/null | sed -n 's/.*"warm_building": *\([0-9]*\).*/\1/p')
+	[ "${n:-0}" -gt "$most" ] && most=$n
+done
+wait "$reloading"
+wait_ready 3; tap_result $? "a reload to 3 fills the pool"
+check_eq "building one warm sandbox at a time (at most 1 seen building)" ok \
+	"$([ "$most" -le 1 ] && echo ok || echo "$most at once")"
 
 # --- the pool gives way to sandboxes at max_sandboxes ------------------------
 tb_stop corrald
