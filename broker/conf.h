@@ -122,6 +122,8 @@ struct config {
 struct config *config_new_default(void);
 /* Frees C; NULL is fine. */
 void config_free(struct config *c);
+/* Frees C's warm_pool (and empties it). */
+void config_warm_pool_free(struct config *c);
 
 /* Loads PATH over the defaults into *OUT. A missing file at the default
  * path is no error (every key is optional); a missing file named

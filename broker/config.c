@@ -1427,6 +1427,16 @@ config_strings_free(char **v, size_t n)
 }
 
 void
+config_warm_pool_free(struct config *c)
+{
+	for (size_t i = 0; i < c->nwarm_pool; i++)
+		free(c->warm_pool[i].profile);
+	free(c->warm_pool);
+	c->warm_pool = NULL;
+	c->nwarm_pool = 0;
+}
+
+void
 config_free(struct config *c)
 {
 	if (c == NULL)
@@ -1465,9 +1475,7 @@ config_free(struct config *c)
 	free(c->host_proxy.policy);
 	free(c->host_proxy.profile);
 	free(c->host_proxy.cgroup);
-	for (size_t i = 0; i < c->nwarm_pool; i++)
-		free(c->warm_pool[i].profile);
-	free(c->warm_pool);
+	config_warm_pool_free(c);
 	free(c->metrics_listen);
 	free(c);
 }

@@ -168,9 +168,7 @@ reload_take_keys(struct config *now, struct config *next)
 	now->max_sandboxes_per_user = next->max_sandboxes_per_user;
 	now->limits = next->limits;
 	/* Taken whole: the pool follows it once the reload is in force. */
-	for (size_t i = 0; i < now->nwarm_pool; i++)
-		free(now->warm_pool[i].profile);
-	free(now->warm_pool);
+	config_warm_pool_free(now);
 	now->warm_pool = next->warm_pool;
 	now->nwarm_pool = next->nwarm_pool;
 	next->warm_pool = NULL;

@@ -211,12 +211,16 @@ fence_args_ok(struct fence *f, uint32_t group, const struct fence_ports *p)
 	}
 	const uint16_t v[] = { p->connect, p->connect_listen, p->dns, p->transparent };
 
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		for (size_t j = 0; j <= i; j++)
-			if (v[i] == 0 || (j < i && v[i] == v[j])) {
-				fence_fail(f, "the gateway's ports must be four different non-zero ports");
-				return 0;
-			}
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		bool bad = v[i] == 0;
+
+		for (size_t j = 0; j < i; j++)
+			bad = bad || v[i] == v[j];
+		if (bad) {
+			fence_fail(f, "the gateway's ports must be four different non-zero ports");
+			return 0;
+		}
+	}
 	return 1;
 }
 
