@@ -239,8 +239,9 @@ privsep_wait(struct privsep *ps, char **err)
 	}
 }
 
+/* Sends the message composed in PS's buffer, and clears it. */
 static int
-privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char **err)
+privsep_send(struct privsep *ps, char **err)
 {
 	int rc = -1;
 
@@ -255,7 +256,14 @@ privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char *
 		ps->msg->n_fds = 0;
 		seqmsg_clear(ps->msg);
 	}
-	if (rc == -1)
+	return rc;
+}
+
+/* Sends the composed request; DONE(ARG) takes its answer. */
+static int
+privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char **err)
+{
+	if (privsep_send(ps, err) == -1)
 		return -1;
 	privsep_enqueue(ps, done, arg);
 	return 0;
@@ -385,17 +393,8 @@ privsep_create_async(struct privsep *ps, const struct monitor_create *req,
 int
 privsep_send_ca(struct privsep *ps, const char *pem, char **err)
 {
-	int rc = -1;
-
 	monitor_wire_text_encode(ps->msg, MONITOR_CREATE_CA, pem, -1);
-	if (ps->fd == -1 || ps->gone)
-		reason_set(err, "the monitor is gone");
-	else if (ps->msg->overflow)
-		reason_set(err, "the CA is too large");
-	else if ((rc = seqmsg_send(ps->fd, ps->msg)) == -1)
-		reason_set(err, "cannot reach the monitor: %s", strerror(errno));
-	seqmsg_clear(ps->msg);
-	return rc;
+	return privsep_send(ps, err);   /* the monitor answers the CREATE only */
 }
 
 struct privsep_warm_call {
@@ -420,12 +419,10 @@ privsep_warm_async(struct privsep *ps, unsigned slot, privsep_warm_fn done, void
     char **err)
 {
 	struct privsep_warm_call *c = xcalloc(1, sizeof(*c));
-	char text[16];
 
 	c->done = done;
 	c->arg = arg;
-	snprintf(text, sizeof(text), "%u", slot);
-	monitor_wire_text_encode(ps->msg, MONITOR_WARM, text, -1);
+	monitor_wire_warm_encode(ps->msg, slot);
 	if (privsep_send_queued(ps, privsep_on_warmed, c, err) == -1) {
 		free(c);
 		return -1;

@@ -65,7 +65,7 @@ bool privsep_gone(const struct privsep *ps);
  * even be sent (BUILT is then never called). */
 int privsep_create_async(struct privsep *ps, const struct monitor_create *req,
     privsep_built_fn built, void *arg, char **err);
-/* Sends the CA of the create just sent with ca_follows (its PEM; "": the
+/* Sends the CA that follows every create, right after it (its PEM; "": the
  * create is given up, and fails). No answer of its own. */
 int privsep_send_ca(struct privsep *ps, const char *pem, char **err);
 /* Asks for a warm sandbox in SLOT the same way: DONE hears NULL once it is

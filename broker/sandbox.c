@@ -789,9 +789,7 @@ sandbox_monitor_request(struct daemon *d, const struct sandbox_plan *p,
 	mc->grant_home = req->n_grants > 0 ? p->grant_home : NULL;
 	mc->grants = (const char *const *)req->grants;
 	mc->n_grants = req->n_grants;
-	/* Made while the monitor builds (sandbox_send_ca). */
-	mc->ca_pem = NULL;
-	mc->ca_follows = true;
+	/* The CA is made while the monitor builds (sandbox_send_ca). */
 	mc->files = p->secrets.files;
 	mc->n_files = p->secrets.nfiles;
 }

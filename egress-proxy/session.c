@@ -951,6 +951,17 @@ session_resolve(struct session *s)
 		session_fail(s, 503, "out_of_memory");
 }
 
+/* Where the connection on FD (of FAMILY) was headed before the fence
+ * redirected it: the kernel's NAT record. */
+static int
+client_original_dst(int fd, sa_family_t family, struct sockaddr_storage *out)
+{
+	socklen_t len = sizeof(*out);
+
+	/* IP6T_SO_ORIGINAL_DST has SO_ORIGINAL_DST's value, at SOL_IPV6. */
+	return getsockopt(fd, family == AF_INET6 ? SOL_IPV6 : SOL_IP, SO_ORIGINAL_DST, out, &len);
+}
+
 /* The client's connection as the client sees it: its own address, and
  * where it connected (the listener, or where the fence redirected it from). */
 static int
@@ -968,9 +979,7 @@ session_client_tuple(struct session *s, struct identify_tuple *tuple)
 	/* The fence sends a sandbox's CONNECT port to where the proxy
 	 * listens: the client's socket names the port it dialled, which the
 	 * kernel's NAT record keeps. Host mode has none. */
-	len = sizeof(tuple->remote);
-	if (getsockopt(s->client_fd, tuple->local.ss_family == AF_INET6 ? SOL_IPV6 : SOL_IP,
-	    SO_ORIGINAL_DST, &tuple->remote, &len) == 0)
+	if (client_original_dst(s->client_fd, tuple->local.ss_family, &tuple->remote) == 0)
 		return 0;
 	len = sizeof(tuple->remote);
 	return getsockname(s->client_fd, (struct sockaddr *)&tuple->remote, &len);
@@ -1399,15 +1408,12 @@ session_on_transparent_read(struct session *s)
 	session_sniff_name(s, s->in + s->in_len - n, (size_t)n);
 }
 
-/* Where the fence's redirect was headed: the kernel's NAT record. */
+/* Where the fence's redirect was headed, into S's orig (whose family is
+ * the client's). */
 static int
 session_original_dst(struct session *s)
 {
-	socklen_t len = sizeof(s->orig);
-	/* IP6T_SO_ORIGINAL_DST has SO_ORIGINAL_DST's value, at SOL_IPV6. */
-	int level = s->orig.ss_family == AF_INET6 ? SOL_IPV6 : SOL_IP;
-
-	if (getsockopt(s->client_fd, level, SO_ORIGINAL_DST, &s->orig, &len) == -1)
+	if (client_original_dst(s->client_fd, s->orig.ss_family, &s->orig) == -1)
 		return -1;
 	/* Until the proxy dials an address of its own, the ledger's ip is
 	 * the one the sandbox dialled. */

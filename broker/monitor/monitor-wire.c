@@ -203,13 +203,11 @@ monitor_wire_create_encode(struct seqmsg *m, const struct monitor_create *r)
 	monitor_wire_put_u64(m, r->home_bytes);
 	seqmsg_put_u32(m, r->hard_requirement);
 	seqmsg_put_u32(m, r->warm);
-	seqmsg_put_u32(m, r->ca_follows);
 	seqmsg_put_str(m, r->grant_home != NULL ? r->grant_home : "");
 	seqmsg_put_u32(m, (uint32_t)r->n_grants);
 	for (size_t i = 0; i < r->n_grants; i++)
 		seqmsg_put_str(m, r->grants[i]);
 	monitor_wire_create_encode_sockets(m, r);
-	seqmsg_put_str(m, r->ca_pem != NULL ? r->ca_pem : "");
 	seqmsg_put_u32(m, (uint32_t)r->n_files);
 	for (size_t i = 0; i < r->n_files; i++) {
 		seqmsg_put_str(m, r->files[i].path);
@@ -288,7 +286,7 @@ int
 monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 {
 	struct monitor_create *r = &out->req;
-	const char *workdir, *ca_pem;
+	const char *workdir;
 	uint32_t slot, cpu;
 
 	memset(out, 0, sizeof(*out));
@@ -301,15 +299,10 @@ monitor_wire_create_decode(struct seqmsg *m, struct monitor_wire_create *out)
 	    monitor_wire_get_u64(m, &r->home_bytes) == -1 ||
 	    monitor_wire_get_bool(m, &r->hard_requirement) == -1 ||
 	    monitor_wire_get_bool(m, &r->warm) == -1 ||
-	    monitor_wire_get_bool(m, &r->ca_follows) == -1 ||
 	    monitor_wire_create_grants(m, out) == -1 ||
-	    monitor_wire_create_sockets(m, out) == -1 || seqmsg_get_str(m, &ca_pem) == -1 ||
-	    strlen(ca_pem) > MONITOR_CA_PEM_MAX_BYTES || monitor_wire_create_files(m, out) == -1 ||
+	    monitor_wire_create_sockets(m, out) == -1 || monitor_wire_create_files(m, out) == -1 ||
 	    seqmsg_get_end(m, 1) == -1)
 		return monitor_wire_bad();
-	if (r->ca_follows && ca_pem[0] != '\0')
-		return monitor_wire_bad();      /* one or the other */
-	r->ca_pem = ca_pem[0] != '\0' ? ca_pem : NULL;
 	r->caller_fd = seqmsg_take_fd(m, 0);
 	r->workdir = workdir[0] != '\0' ? workdir : NULL;
 	r->slot = slot;
@@ -583,6 +576,25 @@ monitor_wire_list_decode(struct seqmsg *m, enum monitor_wire_type type, size_t m
 		each(s, arg);
 	}
 	return seqmsg_get_end(m, 0) == -1 ? monitor_wire_bad() : 0;
+}
+
+void
+monitor_wire_warm_encode(struct seqmsg *m, unsigned slot)
+{
+	seqmsg_init(m, MONITOR_WARM);
+	seqmsg_put_u32(m, slot);
+}
+
+int
+monitor_wire_warm_decode(struct seqmsg *m, unsigned *slot)
+{
+	uint32_t v;
+
+	if (m->type != MONITOR_WARM || seqmsg_get_u32(m, &v) == -1 ||
+	    seqmsg_get_end(m, 0) == -1)
+		return monitor_wire_bad();
+	*slot = v;
+	return 0;
 }
 
 void

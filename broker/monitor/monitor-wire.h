@@ -11,11 +11,12 @@
  *                               map, the bypass log
  *   broker -> monitor  CREATE   a sandbox to build; fd: the client's connection
  *                                                        -> BUILT (6 fds) or FAILED
- *   broker -> monitor  CREATE_CA  right after a CREATE with ca_follows: the
- *                               sandbox CA's certificate ("": the broker gave the
- *                               create up), read when the spec is sent; no answer
+ *   broker -> monitor  CREATE_CA  right after every CREATE: the sandbox CA's
+ *                               certificate, which the broker makes while the
+ *                               monitor builds ("": the broker gave the create
+ *                               up), read when the spec is sent; no answer
  *   broker -> monitor  DESTROY  a sandbox's name         -> DONE
- *   broker -> monitor  WARM     an address slot, in decimal -> DONE ("" or why)
+ *   broker -> monitor  WARM     an address slot             -> DONE ("" or why)
  *   broker -> monitor  REAP     the live sandboxes       -> REAPED (what went)
  *   broker -> monitor  OWNER    a path; fd: the client's connection (root only)
  *                                                        -> OWNED or FAILED
@@ -116,14 +117,11 @@ struct monitor_create {
 	uint64_t home_bytes;            /* HOME, a tmpfs */
 	bool hard_requirement;          /* refuse when a layer is missing */
 	bool warm;                      /* build it on the warm sandbox of SLOT */
-	bool ca_follows;                /* CA_PEM comes in a CREATE_CA next: the broker
-	                                 * makes it while the monitor builds */
 	const char *grant_home;         /* where grants are copied from (opened as the caller) */
 	const char *const *grants;      /* grant names (built-in or the config's) */
 	size_t n_grants;
 	const struct monitor_socket *sockets;   /* the policy's host Unix sockets */
 	size_t n_sockets;               /* at most MONITOR_SOCKETS_MAX */
-	const char *ca_pem;             /* the sandbox's CA certificate, trusted inside; NULL: none */
 	const struct monitor_file *files;       /* written into the home as run_as */
 	size_t n_files;                 /* at most MONITOR_FILES_MAX */
 };
@@ -245,6 +243,10 @@ void monitor_wire_list_encode(struct seqmsg *m, enum monitor_wire_type type,
 /* Calls EACH for every text (at most MAX); -1 when malformed or too many. */
 int monitor_wire_list_decode(struct seqmsg *m, enum monitor_wire_type type,
     size_t max, uint32_t *count, void (*each)(const char *text, void *arg), void *arg);
+
+/* WARM: the address slot of the warm sandbox to build. */
+void monitor_wire_warm_encode(struct seqmsg *m, unsigned slot);
+int monitor_wire_warm_decode(struct seqmsg *m, unsigned *slot);
 
 /* OWNED: the owner of the path asked. */
 void monitor_wire_owned_encode(struct seqmsg *m, uid_t uid, gid_t gid);

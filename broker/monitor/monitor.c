@@ -157,8 +157,8 @@ monitor_identify(struct monitor_wire_create *w, const char *path, struct monitor
 	return NULL;
 }
 
-/* The CREATE_CA that follows a CREATE with ca_follows: read when the spec
- * is about to go (privop_on_ca), or after a create that failed before. */
+/* The CREATE_CA that follows every CREATE: read when the spec is about to
+ * go (privop_on_ca), or after a create that failed before. */
 static const char *
 monitor_read_ca(void *arg, const char **why)
 {
@@ -180,7 +180,8 @@ monitor_read_ca(void *arg, const char **why)
 		monitor_broken(mon, "a create whose CA did not follow");
 	if ((rc = seqmsg_recv(mon->fd, mon->ca)) == 0)
 		monitor_exit(mon, 0);
-	if (rc != 1 || monitor_wire_text_decode(mon->ca, MONITOR_CREATE_CA, &pem, NULL) == -1)
+	if (rc != 1 || monitor_wire_text_decode(mon->ca, MONITOR_CREATE_CA, &pem, NULL) == -1 ||
+	    strlen(pem) > MONITOR_CA_PEM_MAX_BYTES)
 		monitor_broken(mon, "a create whose CA did not follow");
 	if (pem[0] == '\0') {
 		*why = "the create was given up (no CA)";
@@ -202,7 +203,7 @@ monitor_answer_create(struct monitor *mon)
 
 	if (monitor_wire_create_decode(mon->in, req) == -1)
 		monitor_broken(mon, "a malformed create request");
-	mon->ca_pending = req->req.ca_follows;
+	mon->ca_pending = true;
 	refusal = monitor_identify(req, mon->setup->socket_path, &who);
 	if (refusal == NULL && mon->op == NULL)
 		refusal = "sandboxes cannot be built here";
@@ -247,20 +248,16 @@ monitor_answer_destroy(struct monitor *mon)
 static void
 monitor_answer_warm(struct monitor *mon)
 {
-	const char *text;
-	char *end, *err = NULL;
-	unsigned long slot;
+	char *err = NULL;
+	unsigned slot;
 
-	if (monitor_wire_text_decode(mon->in, MONITOR_WARM, &text, NULL) == -1)
+	if (monitor_wire_warm_decode(mon->in, &slot) == -1)
 		monitor_broken(mon, "a malformed warm request");
-	errno = 0;
-	slot = strtoul(text, &end, 10);
-	if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 ||
-	    slot >= MONITOR_SLOTS_MAX)
+	if (slot >= MONITOR_SLOTS_MAX)
 		monitor_send_text(mon, MONITOR_DONE, "refused: not an address slot");
 	else if (mon->op == NULL)
 		monitor_send_text(mon, MONITOR_DONE, "sandboxes cannot be built here");
-	else if (privop_warm(mon->op, (unsigned)slot, &err) == -1)
+	else if (privop_warm(mon->op, slot, &err) == -1)
 		monitor_send_text(mon, MONITOR_DONE, err != NULL ? err : "the warm sandbox failed");
 	else
 		monitor_send_text(mon, MONITOR_DONE, "");

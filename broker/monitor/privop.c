@@ -730,7 +730,7 @@ privop_give_init(struct privop *p, const struct monitor_create *req,
 		.workdir = req->workdir, .gateway = s->gateway, .runtime = p->runtime_dir,
 		.own_dirs = p->cfg.own_dirs, .n_own_dirs = p->cfg.n_own_dirs,
 		.tmpfs_bytes = req->tmpfs_bytes,
-		.sockets = req->sockets, .n_sockets = req->n_sockets, .ca_pem = req->ca_pem,
+		.sockets = req->sockets, .n_sockets = req->n_sockets,
 	};
 
 	inet_ntop(AF_INET, &out->gateway, s->gateway, sizeof(s->gateway));
@@ -834,16 +834,13 @@ privop_on_ca(struct privop *p, privop_ca_fn fn, void *arg)
 	p->ca_arg = arg;
 }
 
-/* The CA of REQ, when it follows the request, into S's spec: waited for
- * only now, so the broker makes it while the monitor builds. */
+/* The CA that follows every create, into S's spec: waited for only now,
+ * so the broker makes it while the monitor builds. */
 static int
-privop_take_ca(struct privop *p, const struct monitor_create *req,
-    struct privop_sandbox *s, char **err)
+privop_take_ca(struct privop *p, struct privop_sandbox *s, char **err)
 {
 	const char *pem, *why = "no CA came";
 
-	if (!req->ca_follows)
-		return 0;
 	if (p->ca_fn == NULL || (pem = p->ca_fn(p->ca_arg, &why)) == NULL)
 		return reason_set(err, "sandbox: %s", why);
 	spawn_set_ca(s->sp, pem);
@@ -857,7 +854,7 @@ privop_finish(struct privop *p, const struct monitor_create *req,
 {
 	char *why = NULL;
 
-	if (privop_take_ca(p, req, s, err) == -1)
+	if (privop_take_ca(p, s, err) == -1)
 		return -1;
 	if (spawn_ready(s->sp, SPAWN_READY_TIMEOUT_MS, &why) == -1) {
 		privop_fail_with(err, "sandbox", why);

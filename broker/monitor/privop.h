@@ -34,9 +34,9 @@ const char *privop_instance(const struct privop *p);
  * it), or -1 with the reason in *WHY (P's; "" when there is none). */
 int privop_take_bypass_fd(struct privop *p, const char **why);
 
-/* Where a create's CA comes from when it follows the request (its
- * ca_follows): FN(ARG) waits for it and gives the PEM (the caller's until
- * the next call), or NULL with *WHY when the broker gave the create up. */
+/* Where a create's CA comes from (it follows the request): FN(ARG) waits
+ * for it and gives the PEM (the caller's until the next call), or NULL
+ * with *WHY when the broker gave the create up. */
 typedef const char *(*privop_ca_fn)(void *arg, const char **why);
 void privop_on_ca(struct privop *p, privop_ca_fn fn, void *arg);
 

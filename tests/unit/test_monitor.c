@@ -155,14 +155,14 @@ test_a_create_without_its_connection_ends_the_monitor(void **state)
 	assert_hung_up(&r);
 }
 
-/* Sends R a create whose CA follows, on a connection (one end of SV) that
- * is not one to the control socket: the monitor refuses it. */
+/* Sends R a create (its CA follows it), on a connection (one end of SV)
+ * that is not one to the control socket: the monitor refuses it. */
 static void
-send_create_whose_ca_follows(struct running *r, int sv[2])
+send_create(struct running *r, int sv[2])
 {
 	static const struct monitor_root root = { "/tmp", false };
 	struct monitor_create c = { .name = "x", .uid = 1000, .gid = 1000,
-	    .roots = &root, .n_roots = 1, .ca_follows = true };
+	    .roots = &root, .n_roots = 1 };
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	c.caller_fd = sv[0];
@@ -181,7 +181,7 @@ test_a_refused_create_still_takes_its_ca(void **state)
 
 	(void)state;
 	start(&r);
-	send_create_whose_ca_follows(&r, sv);
+	send_create(&r, sv);
 	monitor_wire_text_encode(r.msg, MONITOR_CREATE_CA, "-----BEGIN CERTIFICATE-----", -1);
 	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
 	monitor_wire_text_encode(r.msg, MONITOR_FIREWALL, "", -1);
@@ -199,11 +199,12 @@ test_a_refused_create_still_takes_its_ca(void **state)
 	close(sv[1]);
 }
 
-/* What no broker sends: a CA with no create before it, or a create whose
- * CA does not come next. */
+/* What no broker sends: a CA with no create before it, a create whose
+ * CA does not come next, or a CA larger than any certificate. */
 static void
 test_a_ca_out_of_place_ends_the_monitor(void **state)
 {
+	char *huge = malloc(MONITOR_CA_PEM_MAX_BYTES + 2);
 	struct running r;
 	int sv[2];
 
@@ -213,29 +214,39 @@ test_a_ca_out_of_place_ends_the_monitor(void **state)
 	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
 	assert_hung_up(&r);
 	start(&r);
-	send_create_whose_ca_follows(&r, sv);
+	send_create(&r, sv);
 	monitor_wire_text_encode(r.msg, MONITOR_FIREWALL, "", -1);
 	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
 	assert_hung_up(&r);
 	close(sv[0]);
 	close(sv[1]);
+	assert_non_null(huge);
+	memset(huge, 'A', MONITOR_CA_PEM_MAX_BYTES + 1);
+	huge[MONITOR_CA_PEM_MAX_BYTES + 1] = '\0';
+	start(&r);
+	send_create(&r, sv);
+	monitor_wire_text_encode(r.msg, MONITOR_CREATE_CA, huge, -1);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	assert_hung_up(&r);
+	close(sv[0]);
+	close(sv[1]);
+	free(huge);
 }
 
-/* WARM: a slot in decimal, answered DONE with why not. */
+/* WARM: a slot, answered DONE with why not; a slot as text is no WARM. */
 static void
 test_a_warm_request_is_answered(void **state)
 {
-	static const char *const asked[] = { "3", "x", "", "99999999" };
+	static const unsigned asked[] = { 3, MONITOR_SLOTS_MAX, 99999999 };
 	static const char *const told[] = { "sandboxes cannot be built here",
-		"refused: not an address slot", "refused: not an address slot",
-		"refused: not an address slot" };
+		"refused: not an address slot", "refused: not an address slot" };
 	struct running r;
 	const char *text;
 
 	(void)state;
 	start(&r);
 	for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
-		monitor_wire_text_encode(r.msg, MONITOR_WARM, asked[i], -1);
+		monitor_wire_warm_encode(r.msg, asked[i]);
 		assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
 		assert_int_equal(seqmsg_recv(r.fd, r.msg), 1);
 		assert_int_equal(monitor_wire_text_decode(r.msg, MONITOR_DONE, &text, NULL), 0);
@@ -244,6 +255,10 @@ test_a_warm_request_is_answered(void **state)
 	}
 	shutdown(r.fd, SHUT_WR);
 	assert_int_equal(end_status(&r), 0);
+	start(&r);
+	monitor_wire_text_encode(r.msg, MONITOR_WARM, "3", -1);
+	assert_int_equal(seqmsg_send(r.fd, r.msg), 0);
+	assert_hung_up(&r);
 }
 
 static void

@@ -117,28 +117,6 @@ test_create_round_trips_every_field(void **state)
 	free(got);
 }
 
-/* A CA in the request and one that follows it: one or the other. */
-static void
-test_create_with_a_ca_and_one_to_follow_is_refused(void **state)
-{
-	struct pair *p = *state;
-	struct monitor_create r = sample_create();
-	struct monitor_wire_create *got = malloc(sizeof(*got));
-
-	r.ca_follows = true;
-	r.ca_pem = "-----BEGIN CERTIFICATE-----";
-	monitor_wire_create_encode(p->out, &r);
-	carry(p);
-	assert_int_equal(monitor_wire_create_decode(p->in, got), -1);
-	r.ca_pem = NULL;
-	monitor_wire_create_encode(p->out, &r);
-	carry(p);
-	assert_int_equal(monitor_wire_create_decode(p->in, got), 0);
-	close(got->req.caller_fd);
-	assert_true(got->req.ca_follows);
-	free(got);
-}
-
 /* A claim of the warm sandbox of the request's slot travels as a flag. */
 static void
 test_create_warm_flag_round_trips(void **state)
@@ -506,7 +484,6 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_create_round_trips_every_field),
 		T(test_create_warm_flag_round_trips),
-		T(test_create_with_a_ca_and_one_to_follow_is_refused),
 		T(test_create_without_workdir_decodes_null),
 		T(test_create_with_no_root_is_refused),
 		T(test_create_flag_other_than_0_or_1_is_refused),
