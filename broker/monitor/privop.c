@@ -966,6 +966,37 @@ privop_warm_refused(struct privop *p, unsigned slot)
 	privop_warm_discard(p, privop_warm_take(p, slot));
 }
 
+/* S's network, for the address slot SLOT: the veth, the gateway's
+ * listeners into OUT, the watch of corral-init. */
+static int
+privop_network(struct privop *p, struct privop_sandbox *s, unsigned slot,
+    struct monitor_built *out, char **err)
+{
+	if (privop_wire(p, slot, spawn_netns_fd(s->sp), out->gateway, out->address,
+	    &out->host_ifindex, err) == -1 ||
+	    privop_listeners(p, out, err) == -1 || privop_watch(p, s, out, err) == -1)
+		return -1;
+	return 0;
+}
+
+/* What REQ asks of S's launched corral-init: the home (its descriptor into
+ * *HOME_FD), the grants, the spec; then, for a COLD create, the network,
+ * wired while corral-init builds its tree; then the Unix-socket guard, and
+ * corral-init's answer checked. A claim and a cold create take the same
+ * steps, in the same order. */
+static int
+privop_build(struct privop *p, const struct monitor_create *req, struct privop_sandbox *s,
+    bool cold, struct monitor_built *out, int *home_fd, char **err)
+{
+	if (privop_make_home(p, req, out->home, sizeof(out->home), home_fd, err) == -1 ||
+	    privop_grants(p, req, *home_fd, out, err) == -1 ||
+	    privop_give_init(p, req, s, out, *home_fd, err) == -1 ||
+	    (cold && privop_network(p, s, req->slot, out, err) == -1) ||
+	    privop_unix_guard(p, s, req, err) == -1 || privop_finish(p, req, s, out, err) == -1)
+		return -1;
+	return 0;
+}
+
 /* Builds what REQ asks on the warm sandbox S: the same steps a cold create
  * takes after the network, on the same corral-init, checked the same way. */
 static int
@@ -986,10 +1017,7 @@ privop_claim(struct privop *p, const struct monitor_create *req, struct privop_s
 		privop_fail_with(err, "cgroups", why);
 		return privop_create_end(p, s, out, home_fd, -1);
 	}
-	if (privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
-	    privop_grants(p, req, home_fd, out, err) == -1 ||
-	    privop_give_init(p, req, s, out, home_fd, err) == -1 ||
-	    privop_unix_guard(p, s, req, err) == -1 || privop_finish(p, req, s, out, err) == -1)
+	if (privop_build(p, req, s, false, out, &home_fd, err) == -1)
 		return privop_create_end(p, s, out, home_fd, -1);
 	return privop_create_end(p, s, out, home_fd, 0);
 }
@@ -1017,10 +1045,7 @@ privop_warm(struct privop *p, unsigned slot, char **err)
 		privop_fail_with(err, "cgroups", why);
 		goto fail;
 	}
-	if (privop_launch_init(p, s, err) == -1 ||
-	    privop_wire(p, slot, spawn_netns_fd(s->sp), pre->gateway, pre->address,
-	    &pre->host_ifindex, err) == -1 ||
-	    privop_listeners(p, pre, err) == -1 || privop_watch(p, s, pre, err) == -1)
+	if (privop_launch_init(p, s, err) == -1 || privop_network(p, s, slot, pre, err) == -1)
 		goto fail;
 	s->next = p->sandboxes;
 	p->sandboxes = s;
@@ -1056,14 +1081,7 @@ privop_create(struct privop *p, const struct monitor_create *req,
 		return privop_create_end(p, s, out, home_fd, -1);
 	}
 	if (privop_launch_init(p, s, err) == -1 ||
-	    privop_make_home(p, req, out->home, sizeof(out->home), &home_fd, err) == -1 ||
-	    privop_grants(p, req, home_fd, out, err) == -1 ||
-	    privop_give_init(p, req, s, out, home_fd, err) == -1 ||
-	    privop_wire(p, req->slot, spawn_netns_fd(s->sp), out->gateway, out->address,
-	    &out->host_ifindex, err) == -1 ||
-	    privop_listeners(p, out, err) == -1 ||
-	    privop_watch(p, s, out, err) == -1 || privop_unix_guard(p, s, req, err) == -1 ||
-	    privop_finish(p, req, s, out, err) == -1)
+	    privop_build(p, req, s, true, out, &home_fd, err) == -1)
 		return privop_create_end(p, s, out, home_fd, -1);
 	return privop_create_end(p, s, out, home_fd, 0);
 }
