@@ -849,36 +849,58 @@ config_check_env(const char *text, char *buf)
 	return NULL;
 }
 
+/* What makes the name of a credential or a secret. */
+struct config_name_kind {
+	const char *what;               /* "credential" */
+	const char *builtin_what;       /* what a built-in one is: "grant" */
+	const char *builtins;           /* the built-in names, listed */
+};
+
+/* A copy of N, the name of a K, when it is a valid name, not a built-in
+ * one (BUILTIN) and not TAKEN by one before it; NULL after the error. */
+static char *
+config_new_name(struct yamltree_ctx *ctx, const struct yamltree_node *n,
+    const struct config_name_kind *k, bool builtin, bool taken)
+{
+	struct yamltree_quoted q;
+	const char *why;
+	char *copy;
+
+	if ((why = policy_name_error(n->text)) != NULL) {
+		yamltree_error_at(ctx, n, "%s name '%s' %s", k->what, yamltree_quote(n->text, &q), why);
+		return NULL;
+	}
+	if (builtin) {
+		yamltree_error_at(ctx, n, "%s name '%s' is a built-in %s (%s): choose another name",
+		    k->what, yamltree_quote(n->text, &q), k->builtin_what, k->builtins);
+		return NULL;
+	}
+	if (taken) {
+		yamltree_error_at(ctx, n, "%s name '%s' is defined twice: keep one", k->what,
+		    yamltree_quote(n->text, &q));
+		return NULL;
+	}
+	if ((copy = strdup(n->text)) == NULL)
+		yamltree_nomem(ctx);
+	return copy;
+}
+
 /* The name of credential R: a grant name that the built-in grants and the
  * credentials before it (the first I of CFG) do not already use. */
 static void
 config_credential_name(struct yamltree_ctx *ctx, const struct raw_credential *r,
     const struct config *cfg, size_t i, struct config_credential *c)
 {
-	const struct yamltree_node *n = r->name;
-	struct yamltree_quoted q;
-	const char *why;
+	const struct config_name_kind kind = { "credential", "grant", grant_builtin_names() };
+	bool taken = false;
 
-	if (n == NULL)
+	if (r->name == NULL)
 		return;
-	if ((why = policy_name_error(n->text)) != NULL) {
-		yamltree_error_at(ctx, n, "credential name '%s' %s", yamltree_quote(n->text, &q), why);
-		return;
-	}
+	for (size_t k = 0; k < i && !taken; k++)
+		taken = cfg->credentials[k].name != NULL &&
+		    strcmp(cfg->credentials[k].name, r->name->text) == 0;
 	/* --grant NAME must mean one thing: never shadow a built-in grant. */
-	if (grant_builtin(n->text) != NULL) {
-		yamltree_error_at(ctx, n, "credential name '%s' is a built-in grant (%s): choose another name",
-		    yamltree_quote(n->text, &q), grant_builtin_names());
-		return;
-	}
-	for (size_t k = 0; k < i; k++)
-		if (cfg->credentials[k].name != NULL && strcmp(cfg->credentials[k].name, n->text) == 0) {
-			yamltree_error_at(ctx, n, "credential name '%s' is defined twice: keep one",
-			    yamltree_quote(n->text, &q));
-			return;
-		}
-	if ((c->name = strdup(n->text)) == NULL)
-		yamltree_nomem(ctx);
+	c->name = config_new_name(ctx, r->name, &kind, grant_builtin(r->name->text) != NULL, taken);
 }
 
 /* True when L is a list with at least one item. */
@@ -1031,29 +1053,14 @@ static void
 config_secret_name(struct yamltree_ctx *ctx, const struct raw_secret *r, struct config *cfg,
     size_t i, struct config_secret *c)
 {
-	const struct yamltree_node *n = r->name;
-	struct yamltree_quoted q;
-	const char *why;
+	const struct config_name_kind kind = { "secret", "secret", secret_builtin_names() };
+	bool taken = false;
 
-	if (n == NULL)
+	if (r->name == NULL)
 		return;
-	if ((why = policy_name_error(n->text)) != NULL) {
-		yamltree_error_at(ctx, n, "secret name '%s' %s", yamltree_quote(n->text, &q), why);
-		return;
-	}
-	if (secret_is_builtin(n->text)) {
-		yamltree_error_at(ctx, n, "secret name '%s' is a built-in secret (%s): choose another name",
-		    yamltree_quote(n->text, &q), secret_builtin_names());
-		return;
-	}
-	for (size_t k = 0; k < i; k++)
-		if (cfg->secrets[k].name != NULL && strcmp(cfg->secrets[k].name, n->text) == 0) {
-			yamltree_error_at(ctx, n, "secret name '%s' is defined twice: keep one",
-			    yamltree_quote(n->text, &q));
-			return;
-		}
-	if ((c->name = strdup(n->text)) == NULL)
-		yamltree_nomem(ctx);
+	for (size_t k = 0; k < i && !taken; k++)
+		taken = cfg->secrets[k].name != NULL && strcmp(cfg->secrets[k].name, r->name->text) == 0;
+	c->name = config_new_name(ctx, r->name, &kind, secret_is_builtin(r->name->text), taken);
 }
 
 static void

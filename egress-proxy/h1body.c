@@ -190,26 +190,44 @@ h1_token_byte(uint8_t b)
 	    (b != 0 && strchr("!#$%&'*+-.^_`|~", b) != NULL);
 }
 
+/* The next element of the comma list V (N bytes), read from *I on: its
+ * first byte at *START and its length, without the blanks around it (empty
+ * elements are skipped). false at the end of the list. */
+static bool
+h1_list_next(const uint8_t *v, size_t n, size_t *i, size_t *start, size_t *len)
+{
+	size_t stop;
+
+	while (*i < n && (v[*i] == ' ' || v[*i] == '\t' || v[*i] == ','))
+		(*i)++;
+	if (*i == n)
+		return false;
+	*start = *i;
+	while (*i < n && v[*i] != ',')
+		(*i)++;
+	stop = *i;
+	while (stop > *start && (v[stop - 1] == ' ' || v[stop - 1] == '\t'))
+		stop--;
+	*len = stop - *start;
+	return true;
+}
+
+/* Whether the element of V at START, LEN bytes long, is TOKEN (T bytes). */
+static bool
+h1_element_is(const uint8_t *v, size_t start, size_t len, const char *token, size_t t)
+{
+	return len == t && strncasecmp((const char *)v + start, token, t) == 0;
+}
+
 /* Whether the value V (N bytes) is a comma list holding TOKEN. */
 static bool
 h1_list_has(const uint8_t *v, size_t n, const char *token)
 {
-	size_t t = strlen(token), i = 0;
+	size_t t = strlen(token), i = 0, start, len;
 
-	while (i < n) {
-		size_t start, stop;
-
-		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		start = i;
-		while (i < n && v[i] != ',')
-			i++;
-		stop = i;
-		while (stop > start && (v[stop - 1] == ' ' || v[stop - 1] == '\t'))
-			stop--;
-		if (stop - start == t && strncasecmp((const char *)v + start, token, t) == 0)
+	while (h1_list_next(v, n, &i, &start, &len))
+		if (h1_element_is(v, start, len, token, t))
 			return true;
-	}
 	return false;
 }
 
@@ -218,23 +236,11 @@ h1_list_has(const uint8_t *v, size_t n, const char *token)
 static bool
 h1_list_only(const uint8_t *v, size_t n, const char *token)
 {
-	size_t t = strlen(token), i = 0;
+	size_t t = strlen(token), i = 0, start, len;
 
-	while (i < n) {
-		size_t start, stop;
-
-		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
-			i++;
-		start = i;
-		while (i < n && v[i] != ',')
-			i++;
-		stop = i;
-		while (stop > start && (v[stop - 1] == ' ' || v[stop - 1] == '\t'))
-			stop--;
-		if (stop > start && (stop - start != t ||
-		    strncasecmp((const char *)v + start, token, t) != 0))
+	while (h1_list_next(v, n, &i, &start, &len))
+		if (!h1_element_is(v, start, len, token, t))
 			return false;
-	}
 	return true;
 }
 
