@@ -42,6 +42,7 @@
 #define PRIVSEP_KEPT_CAP CAP_SYS_PTRACE /* /proc/PID/exe and ns of other users' processes */
 #define PRIVSEP_CAP_NUMBERS_MAX 64
 #define PRIVSEP_REAP_LIVE_MAX 1024     /* names in one REAP: 64 bytes each fit a message */
+#define PRIVSEP_HELD_MAX_BYTES (1024 * 1024)    /* requests waiting for room on the link */
 
 /* A request sent, waiting for its answer: the monitor answers in order. */
 struct privsep_pending {
@@ -61,6 +62,17 @@ struct privsep_ready {
 	struct privsep_ready *next;
 };
 
+/* A request the link had no room for yet (the monitor is busy and the
+ * socket's buffer full): sent, in order, once there is room. */
+struct privsep_held {
+	struct privsep_held *next;
+	uint32_t type;
+	size_t n_fds;
+	int fds[SEQMSG_FDS_MAX];        /* duplicates, owned: the caller's may close */
+	size_t len;
+	unsigned char body[];
+};
+
 struct privsep {
 	int fd;                         /* the broker's end */
 	pid_t pid;                      /* the monitor */
@@ -70,6 +82,9 @@ struct privsep {
 	struct event *deliver;          /* ... that a synchronous call read first */
 	struct privsep_pending *head, *tail;
 	struct privsep_ready *ready;    /* those answers, oldest first */
+	struct privsep_held *held;      /* requests not sent yet, oldest first */
+	size_t held_bytes;
+	struct event *writable;         /* room on the link for them */
 	bool gone;                      /* the monitor closed the link */
 	struct event *lost_ev;          /* tells the broker so, from the loop */
 	void (*lost)(void *arg);        /* privsep_on_lost() */
@@ -170,6 +185,81 @@ privsep_announce_lost(evutil_socket_t fd, short what, void *arg)
 		ps->lost(ps->lost_arg);
 }
 
+/* ---- Requests the link has no room for yet ---------------------------- */
+
+static void
+privsep_held_free(struct privsep_held *h)
+{
+	for (size_t i = 0; i < h->n_fds; i++)
+		close(h->fds[i]);
+	free(h);
+}
+
+/* Drops every request held (the monitor is gone). */
+static void
+privsep_drop_held(struct privsep *ps)
+{
+	struct privsep_held *h;
+
+	while ((h = ps->held) != NULL) {
+		ps->held = h->next;
+		privsep_held_free(h);
+	}
+	ps->held_bytes = 0;
+	if (ps->writable != NULL)
+		event_del(ps->writable);
+}
+
+/* Sends the requests held, in order, while the link has room: 0 (some
+ * may still wait), or -1 with errno when the link is lost. */
+static int
+privsep_flush(struct privsep *ps)
+{
+	struct privsep_held *h;
+
+	while ((h = ps->held) != NULL) {
+		if (seqmsg_send_raw(ps->fd, h->type, h->body, h->len, h->fds, h->n_fds) == -1)
+			return errno == EAGAIN ? 0 : -1;
+		ps->held = h->next;
+		ps->held_bytes -= h->len;
+		privsep_held_free(h);
+	}
+	if (ps->writable != NULL)
+		event_del(ps->writable);
+	return 0;
+}
+
+/* Keeps the request composed in PS's buffer, to send when the link has
+ * room; its descriptors are duplicated, as the caller may close its own
+ * (a client that hung up) before then. */
+static int
+privsep_hold(struct privsep *ps, char **err)
+{
+	const struct seqmsg *m = ps->msg;
+	struct privsep_held *h = xmalloc(sizeof(*h) + m->len), **tail = &ps->held;
+	int saved;
+
+	h->next = NULL;
+	h->type = m->type;
+	h->len = m->len;
+	memcpy(h->body, m->body, m->len);
+	for (h->n_fds = 0; h->n_fds < m->n_fds; h->n_fds++) {
+		if ((h->fds[h->n_fds] = fcntl(m->fds[h->n_fds], F_DUPFD_CLOEXEC, 0)) == -1) {
+			saved = errno;
+			privsep_held_free(h);
+			return reason_set(err, "cannot keep the request for the monitor: %s",
+			    strerror(saved));
+		}
+	}
+	while (*tail != NULL)
+		tail = &(*tail)->next;
+	*tail = h;
+	ps->held_bytes += h->len;
+	if (ps->writable != NULL)
+		event_add(ps->writable, NULL);
+	return 0;
+}
+
 /* The monitor is gone: every asynchronous request hears it (MSG NULL). */
 static void
 privsep_lose(struct privsep *ps)
@@ -177,6 +267,7 @@ privsep_lose(struct privsep *ps)
 	privsep_reply_fn done;
 	void *arg;
 
+	privsep_drop_held(ps);
 	privsep_deliver(-1, 0, ps);
 	/* Once, and from the loop: this may run inside a synchronous call. */
 	if (!ps->gone && ps->lost_ev != NULL)
@@ -206,26 +297,62 @@ privsep_read(struct privsep *ps, char **err)
 	return 1;
 }
 
+/* The answer to a synchronous call that gave up waiting: read in its turn,
+ * so that the link stays in step, and dropped. */
+static void
+privsep_late_answer(struct seqmsg *msg, void *arg)
+{
+	(void)arg;
+	if (msg != NULL)
+		log_warnx("monitor: an answer came after its call gave up waiting");
+}
+
+/* The synchronous call waiting (the one request queued without a
+ * callback) gives up: its answer, when it comes, is dropped. The monitor
+ * serves in order, and may be busy with many creates before it (each one
+ * bounded, their sum not): that is no reason to lose the link, which would
+ * stop corrald and every sandbox. */
+static void
+privsep_give_up(struct privsep *ps)
+{
+	for (struct privsep_pending *p = ps->head; p != NULL; p = p->next) {
+		if (p->done == NULL) {
+			p->done = privsep_late_answer;
+			return;
+		}
+	}
+}
+
 /* Waits for the answer to the synchronous request just queued; answers
- * to earlier asynchronous ones are handed to their callbacks meanwhile. */
+ * to earlier asynchronous ones are handed to their callbacks meanwhile,
+ * and requests held (this one too) are sent as the link has room. */
 static int
 privsep_wait(struct privsep *ps, char **err)
 {
-	struct pollfd p = { .fd = ps->fd, .events = POLLIN };
+	int64_t deadline_us = time_now_us() + (int64_t)PRIVSEP_REPLY_TIMEOUT_MS * 1000;
+	struct pollfd p = { .fd = ps->fd };
 	privsep_reply_fn done;
+	int64_t left_ms;
 	void *arg;
 	int rc;
 
 	for (;;) {
+		left_ms = (deadline_us - time_now_us()) / 1000;
+		p.events = POLLIN | (ps->held != NULL ? POLLOUT : 0);
 		do {
-			rc = poll(&p, 1, PRIVSEP_REPLY_TIMEOUT_MS);
+			rc = poll(&p, 1, left_ms > 0 ? (int)left_ms : 0);
 		} while (rc == -1 && errno == EINTR);
-		if (rc == 0) {
-			/* Its answer may still come and would be taken for the
-			 * next one's: a link out of step is a link lost. */
+		if (rc == 1 && (p.revents & POLLOUT) && privsep_flush(ps) == -1) {
+			reason_set(err, "cannot reach the monitor: %s", strerror(errno));
 			privsep_lose(ps);
-			return reason_set(err, "the monitor did not answer within %d ms",
-			    PRIVSEP_REPLY_TIMEOUT_MS);
+			return -1;
+		}
+		if (rc == 1 && !(p.revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		if (rc == 0) {
+			privsep_give_up(ps);
+			return reason_set(err, "the monitor did not answer within %d ms "
+			    "(busy with the requests before it)", PRIVSEP_REPLY_TIMEOUT_MS);
 		}
 		if (rc == -1 || (rc = privsep_read(ps, err)) == -1) {
 			privsep_lose(ps);
@@ -239,9 +366,13 @@ privsep_wait(struct privsep *ps, char **err)
 	}
 }
 
-/* Sends the message composed in PS's buffer, and clears it. */
+/* Sends the message composed in PS's buffer, and clears it. When the link
+ * has no room (the monitor is busy with one create while more come), the
+ * message is held and goes, in order, once it has: up to
+ * PRIVSEP_HELD_MAX_BYTES held, past which a request is refused unless it
+ * MUST go (the CA that a create sent already waits for). */
 static int
-privsep_send(struct privsep *ps, char **err)
+privsep_send(struct privsep *ps, bool must, char **err)
 {
 	int rc = -1;
 
@@ -249,8 +380,14 @@ privsep_send(struct privsep *ps, char **err)
 		reason_set(err, "the monitor is gone");
 	else if (ps->msg->overflow)
 		reason_set(err, "the request is too large");
-	else if ((rc = seqmsg_send(ps->fd, ps->msg)) == -1)
+	else if (ps->held == NULL && seqmsg_send(ps->fd, ps->msg) == 0)
+		rc = 0;
+	else if (ps->held == NULL && errno != EAGAIN)
 		reason_set(err, "cannot reach the monitor: %s", strerror(errno));
+	else if (!must && ps->held_bytes + ps->msg->len > PRIVSEP_HELD_MAX_BYTES)
+		reason_set(err, "the monitor is busy with other requests: try again");
+	else
+		rc = privsep_hold(ps, err);
 	if (ps != NULL) {
 		/* Attached descriptors are the caller's, not the message's. */
 		ps->msg->n_fds = 0;
@@ -263,7 +400,7 @@ privsep_send(struct privsep *ps, char **err)
 static int
 privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char **err)
 {
-	if (privsep_send(ps, err) == -1)
+	if (privsep_send(ps, false, err) == -1)
 		return -1;
 	privsep_enqueue(ps, done, arg);
 	return 0;
@@ -301,6 +438,20 @@ privsep_on_readable(evutil_socket_t fd, short what, void *arg)
 	free(err);
 }
 
+/* Room on the link: the requests held go. */
+static void
+privsep_on_writable(evutil_socket_t fd, short what, void *arg)
+{
+	struct privsep *ps = arg;
+
+	(void)fd;
+	(void)what;
+	if (privsep_flush(ps) == -1) {
+		log_error("cannot reach the monitor: %s", strerror(errno));
+		privsep_lose(ps);
+	}
+}
+
 int
 privsep_attach(struct privsep *ps, struct event_base *base)
 {
@@ -311,7 +462,9 @@ privsep_attach(struct privsep *ps, struct event_base *base)
 	ps->ev = event_new(base, ps->fd, EV_READ | EV_PERSIST, privsep_on_readable, ps);
 	ps->deliver = event_new(base, -1, 0, privsep_deliver, ps);
 	ps->lost_ev = event_new(base, -1, 0, privsep_announce_lost, ps);
+	ps->writable = event_new(base, ps->fd, EV_WRITE | EV_PERSIST, privsep_on_writable, ps);
 	return ps->ev == NULL || ps->deliver == NULL || ps->lost_ev == NULL ||
+	    ps->writable == NULL ||
 	    event_add(ps->ev, NULL) == -1 ? -1 : 0;
 }
 
@@ -394,7 +547,8 @@ int
 privsep_send_ca(struct privsep *ps, const char *pem, char **err)
 {
 	monitor_wire_text_encode(ps->msg, MONITOR_CREATE_CA, pem, -1);
-	return privsep_send(ps, err);   /* the monitor answers the CREATE only */
+	/* The monitor answers the CREATE only; it waits for this. */
+	return privsep_send(ps, true, err);
 }
 
 struct privsep_warm_call {
@@ -641,6 +795,8 @@ privsep_stop(struct privsep *ps)
 		event_free(ps->deliver);
 	if (ps->lost_ev != NULL)
 		event_free(ps->lost_ev);
+	if (ps->writable != NULL)
+		event_free(ps->writable);
 	if (ps->fd != -1)
 		close(ps->fd);
 	if (ps->hello.map_fd != -1)

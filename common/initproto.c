@@ -11,6 +11,9 @@
 #include "common/initproto.h"
 #include "common/sock.h"
 
+_Static_assert(CORRAL_ROOTS_MAX + 1 + INITPROTO_SOCKETS_MAX <= SEQMSG_FDS_MAX,
+    "a spec's descriptors (every root, HOME, every socket) fit one message");
+
 #define INITPROTO_TTY_FLAG 0x1u
 #define INITPROTO_EXTRA_FD_FLAG 0x2u    /* EXEC: a descriptor for the command's fd 3 */
 #define INITPROTO_EXEC_FLAGS (INITPROTO_TTY_FLAG | INITPROTO_EXTRA_FD_FLAG)

@@ -127,38 +127,49 @@ seqmsg_take_fd(struct seqmsg *m, size_t i)
 }
 
 int
-seqmsg_send(int sock, const struct seqmsg *m)
+seqmsg_send_raw(int sock, uint32_t type, const void *body, size_t len, const int *fds,
+    size_t n_fds)
 {
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int) * SEQMSG_FDS_MAX)];
 	} ctl;
 	struct iovec iov[2] = {
-		{ .iov_base = (void *)(uintptr_t)&m->type, .iov_len = sizeof(m->type) },
-		{ .iov_base = (void *)(uintptr_t)m->body, .iov_len = m->len },
+		{ .iov_base = &type, .iov_len = sizeof(type) },
+		{ .iov_base = (void *)(uintptr_t)body, .iov_len = len },
 	};
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 	struct cmsghdr *c;
 
-	if (m->overflow) {
+	if (len > SEQMSG_MAX_BYTES || n_fds > SEQMSG_FDS_MAX) {
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (m->n_fds > 0) {
+	if (n_fds > 0) {
 		memset(&ctl, 0, sizeof(ctl));
 		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * m->n_fds);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
 		c = &ctl.align;
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * m->n_fds);
-		memcpy(CMSG_DATA(c), m->fds, sizeof(int) * m->n_fds);
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
 	}
 	while (sendmsg(sock, &mh, MSG_NOSIGNAL) == -1) {
 		if (errno != EINTR)
 			return -1;
 	}
 	return 0;
+}
+
+int
+seqmsg_send(int sock, const struct seqmsg *m)
+{
+	if (m->overflow) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return seqmsg_send_raw(sock, m->type, m->body, m->len, m->fds, m->n_fds);
 }
 
 /* Takes every descriptor of MH's control data into M; false when the

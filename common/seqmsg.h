@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define SEQMSG_MAX_BYTES (128 * 1024)   /* one datagram, under the socket buffer */
-#define SEQMSG_FDS_MAX 40               /* descriptors in one message */
+#define SEQMSG_FDS_MAX 64               /* descriptors in one message */
 #define SEQMSG_TYPE_MAX 255             /* types 1..255: the exec channel's, then the monitor's */
 
 /* One message being built or read. Received descriptors belong to it until
@@ -52,6 +52,10 @@ int seqmsg_take_fd(struct seqmsg *m, size_t i);
 
 /* Sends M as one datagram on SOCK. 0, or -1 with errno. */
 int seqmsg_send(int sock, const struct seqmsg *m);
+/* The same for a message kept elsewhere: TYPE, the LEN bytes of BODY and
+ * N_FDS descriptors of FDS (not owned). */
+int seqmsg_send_raw(int sock, uint32_t type, const void *body, size_t len, const int *fds,
+    size_t n_fds);
 /* Receives one datagram into M (descriptors close-on-exec). 1 on a message,
  * 0 when the peer closed (or sent an empty datagram, which no end does),
  * -1 with errno (EBADMSG for a truncated one, an empty one that brought

@@ -324,7 +324,10 @@ opener_open(const struct opener_who *who, enum opener_kind kind,
 	opener_spare.pid = -1;          /* one request each */
 	m = xmalloc(sizeof(*m));
 	opener_encode(m, who, kind, items, n);
-	if (seqmsg_send(sock, m) == -1)
+	if (m->overflow)
+		reason_set(err, "the paths are too long to open at once (%d bytes together at most)",
+		    SEQMSG_MAX_BYTES);
+	else if (seqmsg_send(sock, m) == -1)
 		reason_set(err, "the opening child is gone: %s", strerror(errno));
 	else
 		rc = opener_answer(sock, m, fds, n, err);

@@ -21,7 +21,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define OPENER_ITEMS_MAX 16             /* paths in one request */
+#include "common/limits.h"
+
+#define OPENER_ITEMS_MAX CORRAL_ROOTS_MAX       /* paths in one request: every root */
 #define OPENER_GROUPS_MAX 256           /* supplementary groups of one caller */
 #define OPENER_TIMEOUT_MS 5000          /* for the caller's files to open */
 

@@ -39,7 +39,9 @@
 #define SPAWN_HOMES_MAX 4096            /* other users' homes a root is checked against */
 #define SPAWN_HOMES_STORE_BYTES (256 * 1024)
 
-_Static_assert(CORRAL_ROOTS_MAX == CORRAL_ROOTS_MAX, "one limit of roots");
+_Static_assert(OPENER_ITEMS_MAX >= CORRAL_ROOTS_MAX && OPENER_ITEMS_MAX >= INITPROTO_SOCKETS_MAX &&
+    OPENER_ITEMS_MAX <= SEQMSG_FDS_MAX,
+    "every root, or every socket, is opened in one request");
 
 /* The namespaces of a sandbox. No user namespace: corral-init is real
  * root until it drops, and the workloads are a real uid of the host. */

@@ -1,0 +1,121 @@
+#!/bin/sh
+# A burst of large creates (corrald(8), "Privilege separation"): the
+# broker's link to the monitor fills while the monitor builds, and no
+# request of it is lost or cut in two.
+# Sets up: the test bed; two local users made for the test, ctest-fl (the
+# burst) and ctest-fv (a neighbour), each with folders; corrald in the test
+# host, its control socket opened to every local user.
+# Does: ctest-fv makes a sandbox; ctest-fl asks for a create over 16
+# folders of 4,096 folders each (the monitor is busy with it for a while),
+# then at once for 4 creates over 32 folders whose paths are 3.5 KB long
+# (about 120 KB a request: two fill the link's buffer).
+# Expects: every create is answered (made, or refused with a reason);
+# corrald still runs and serves: ctest-fv's sandbox answers, root makes
+# one; a sandbox over 32 folders sees each of them; the log has no
+# teardown.
+. "$top_srcdir/tests/lib/tap.sh"
+. "$top_srcdir/tests/e2e/lib/testbed.sh"
+. "$top_srcdir/tests/e2e/lib/corral.sh"
+tb_need_root
+
+UID_L=1151
+UID_V=1152
+LONG_ROOTS=32                   # the most roots a sandbox may have
+LONG_PARTS=14                   # folders of 250 bytes in each long path
+WIDE_ROOTS=16
+WIDE_CHILDREN=4096
+LONG_CREATES=4
+
+corral_install_traps
+corral_user_make ctest-fl "$UID_L"
+corral_user_make ctest-fv "$UID_V"
+tb_up || { echo "Bail out! no test bed"; exit 1; }
+
+port=$(tb_free_port)
+fl="$TB_DIR/users/fl"
+fv="$TB_DIR/users/fv"
+mkdir -p "$fl/wide" "$fl/long" "$fv"
+part=$(printf '%0250d' 0)
+for i in $(seq 1 "$LONG_ROOTS"); do
+	p="$fl/long/$i"
+	for _ in $(seq 1 "$LONG_PARTS"); do p="$p/$part"; done
+	mkdir -p "$p"
+	echo "$p" >>"$TB_DIR/long-roots"
+done
+for i in $(seq 1 "$WIDE_ROOTS"); do
+	mkdir -p "$fl/wide/$i"
+	(cd "$fl/wide/$i" && seq 1 "$WIDE_CHILDREN" | xargs mkdir)
+done
+chown -R ctest-fl:ctest-fl "$fl"
+chown ctest-fv:ctest-fv "$fv"
+chmod 0755 "$TB_DIR" "$TB_DIR/users"
+corral_config "$TB_DIR/corrald.yaml" <<YAML
+host_proxy:
+  listen: 127.0.0.1:$port
+YAML
+corral_start corrald "$TB_DIR/corrald.yaml" "$port"
+CORRAL_SOCK="$TB_DIR/corrald.sock"
+chmod 0666 "$CORRAL_SOCK"
+daemon_pid=$(tb_pid corrald)
+
+out=$(corral_as "$UID_V" sandbox create --name v1 --profile strict --root "$fv" 2>&1)
+check_eq "the neighbour's sandbox is made" 0 $?
+
+# The burst, through the Python client, each create on a connection of
+# its own: prints one line per create, "made NAME" or "refused: why".
+burst=$(cd "$top_srcdir/clients/python" && tb_exec_host setpriv --reuid="$UID_L" \
+	--regid="$UID_L" --clear-groups env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 \
+	/usr/bin/python3 - "$CORRAL_SOCK" "$fl/wide" "$WIDE_ROOTS" "$TB_DIR/long-roots" \
+	"$LONG_CREATES" <<'PY' 2>&1
+import sys, threading, time
+import corral
+sock, wide, nwide, long_file, nlong = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
+    sys.argv[4], int(sys.argv[5])
+longs = open(long_file).read().split()
+client = corral.connect(sock)
+said = {}
+def create(name, roots):
+    try:
+        said[name] = "made %s" % client.create(roots, profile="standard", name=name).name
+    except Exception as e:
+        said[name] = "refused: %s" % e
+threads = [threading.Thread(target=create, args=(
+    "wide", [("%s/%d" % (wide, i), False) for i in range(1, nwide + 1)]))]
+threads[0].start()
+time.sleep(0.1)
+for i in range(nlong):
+    threads.append(threading.Thread(target=create, args=(
+        "long%d" % i, [(p, False) for p in longs])))
+    threads[-1].start()
+for t in threads:
+    t.join(60)
+for name in sorted(said):
+    print(name, said[name])
+print("answered", len(said))
+PY
+)
+echo "$burst" | sed 's/^/# /'
+check_eq "every create of the burst is answered" "answered $((LONG_CREATES + 1))" \
+	"$(echo "$burst" | grep '^answered')"
+check "corrald still runs" kill -0 "$daemon_pid"
+check_eq "the neighbour's sandbox answers" ok \
+	"$(corral_as "$UID_V" exec v1 -- echo ok 2>&1)"
+check_eq "root makes a sandbox after the burst" ok \
+	"$(corral_cli sandbox create --name r1 --profile strict --root "$fv" >/dev/null 2>&1 &&
+		corral_cli exec r1 -- echo ok 2>&1)"
+check "the log tells of no teardown" sh -c \
+	"! grep -q 'tearing everything down\|corrald stopped' '$(tb_log corrald)'"
+
+# A sandbox over the most roots sees each of them.
+made=$(echo "$burst" | sed -n 's/^long[0-9]* made \(.*\)$/\1/p' | head -n 1)
+if [ -n "$made" ]; then
+	seen=$(corral_as "$UID_L" exec "$made" -- sh -c \
+		'n=0; while read -r p; do [ -d "$p" ] && n=$((n + 1)); done; echo $n' \
+		<"$TB_DIR/long-roots" 2>&1)
+else
+	seen="no sandbox over $LONG_ROOTS roots was made"
+fi
+check_eq "a sandbox over $LONG_ROOTS roots sees each" "$LONG_ROOTS" "$seen"
+
+corral_cli sandbox delete --all >/dev/null 2>&1
+tap_done
