@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/frame.h"
 #include "common/wire.h"
@@ -89,6 +90,53 @@ wire_has_zero_tag(const ProtobufCMessage *msg)
 	return 0;
 }
 
+/* Reads the varint at *AT of DATA (LEN bytes) into *V; -1 when cut short. */
+static int
+wire_varint(const uint8_t *data, size_t len, size_t *at, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *at < len && shift < 64; shift += 7) {
+		uint8_t b = data[(*at)++];
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* Whether a string field of the DESC message in DATA (LEN bytes), at any
+ * depth, holds a NUL byte. protobuf-c hands strings to C NUL-terminated,
+ * so "a\0b" would be read as "a": such bytes are refused, not cut short.
+ * Bytes fields may hold anything. Called on bytes protobuf-c has unpacked,
+ * so they parse; the schema has no recursive messages. */
+static int
+wire_has_nul(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len)
+{
+	const ProtobufCFieldDescriptor *f;
+	uint64_t key, n;
+	size_t at = 0;
+
+	while (at < len && wire_varint(data, len, &at, &key) == 0) {
+		if ((key & 7) == 0 && wire_varint(data, len, &at, &n) == 0)
+			continue;
+		if ((key & 7) == 1 || (key & 7) == 5) {
+			at += (key & 7) == 1 ? 8 : 4;
+			continue;
+		}
+		if ((key & 7) != 2 || wire_varint(data, len, &at, &n) == -1 || n > len - at)
+			return 0;
+		f = protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3));
+		if (f != NULL && f->type == PROTOBUF_C_TYPE_STRING && memchr(data + at, 0, n) != NULL)
+			return 1;
+		if (f != NULL && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+		    wire_has_nul(f->descriptor, data + at, n))
+			return 1;
+		at += n;
+	}
+	return 0;
+}
+
 /* Unpacks DATA as a DESC message; NULL with *WHY set to BAD when it is not one. */
 static ProtobufCMessage *
 wire_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t len,
@@ -105,8 +153,13 @@ wire_unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *data, size_t 
 		protobuf_c_message_free_unpacked(msg, NULL);
 		msg = NULL;
 	}
-	if (msg == NULL)
+	if (msg == NULL) {
 		*why = bad;
+	} else if (wire_has_nul(desc, data, len)) {
+		protobuf_c_message_free_unpacked(msg, NULL);
+		msg = NULL;
+		*why = "a string field holds a NUL byte (strings are UTF-8 without NUL)";
+	}
 	return msg;
 }
 

@@ -36,17 +36,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct seqmsg fuzz_in, fuzz_out, fuzz_again;
 static int fuzz_sock[2] = { -1, -1 };
 static int fuzz_null = -1;
-static bool fuzz_open_before[FUZZ_FD_SCAN];    /* which were open before any input */
+static bool fuzz_open_before[FUZZ_FD_SCAN];    /* which were open before this input */
 
 /* Opens what every input shares, once, and notes which descriptors are
- * open: after each input exactly those must be. */
+ * open: after the input exactly those must be. Noted for each input, not
+ * once: libFuzzer itself opens and closes descriptors between inputs. */
 static void
 fuzz_setup(void)
 {
-	if (fuzz_null != -1)
-		return;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
-	    fuzz_sock) == -1 || (fuzz_null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+	if (fuzz_null == -1 &&
+	    (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+	    fuzz_sock) == -1 || (fuzz_null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1))
 		abort();
 	for (int fd = 0; fd < FUZZ_FD_SCAN; fd++)
 		fuzz_open_before[fd] = fcntl(fd, F_GETFD) != -1;

@@ -357,6 +357,35 @@ test_zero_tag_is_refused_at_any_depth(void **state)
 	assert_null(wire_exec_input_unpack(nested.bytes, nested.len, &why));
 }
 
+/* A NUL in a string would cut it short in C: refused at any depth; a
+ * bytes field (stdin) may hold NUL. */
+static void
+test_nul_in_a_string_is_refused(void **state)
+{
+	/* sandbox_create { name: "a\0b" }, then "abc" */
+	struct hex cut = hex("4a057a03610062");
+	struct hex whole = hex("4a057a03616263");
+	/* start { sandbox: "a\0c", argv: "bash", "-c" } */
+	struct hex start = hex("0a0f0a0361006312046261736812022d63");
+	struct hex stdin_nul = hex("120100");
+	Corral__ExecSandboxInput *in;
+	Corral__Request *req;
+	const char *why = NULL;
+
+	(void)state;
+	assert_null(wire_request_unpack(cut.bytes, cut.len, &why));
+	assert_non_null(strstr(why, "NUL"));
+	assert_non_null(req = wire_request_unpack(whole.bytes, whole.len, &why));
+	assert_string_equal(req->sandbox_create->name, "abc");
+	corral__request__free_unpacked(req, NULL);
+	why = NULL;
+	assert_null(wire_exec_input_unpack(start.bytes, start.len, &why));
+	assert_non_null(strstr(why, "NUL"));
+	assert_non_null(in = wire_exec_input_unpack(stdin_nul.bytes, stdin_nul.len, &why));
+	assert_int_equal(in->stdin.len, 1);
+	corral__exec_sandbox_input__free_unpacked(in, NULL);
+}
+
 static void
 test_exec_input_without_payload_is_refused(void **state)
 {
@@ -623,6 +652,7 @@ main(void)
 		cmocka_unit_test(test_unknown_request_field_is_refused),
 		cmocka_unit_test(test_garbage_is_not_a_request),
 		cmocka_unit_test(test_zero_tag_is_refused_at_any_depth),
+		cmocka_unit_test(test_nul_in_a_string_is_refused),
 		cmocka_unit_test(test_exec_input_without_payload_is_refused),
 		cmocka_unit_test(test_exec_event_without_payload_is_refused),
 		cmocka_unit_test(test_response_without_response_is_refused),
