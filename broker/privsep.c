@@ -370,7 +370,10 @@ privsep_wait(struct privsep *ps, char **err)
  * has no room (the monitor is busy with one create while more come), the
  * message is held and goes, in order, once it has: up to
  * PRIVSEP_HELD_MAX_BYTES held, past which a request is refused unless it
- * MUST go (the CA that a create sent already waits for). */
+ * MUST go: the CA that a create sent already waits for, root's creates,
+ * and the small requests that connections or the loop's waiting bound.
+ * Only other users' creates (up to 128 KB each) and the warm pool's can
+ * be told the monitor is busy. */
 static int
 privsep_send(struct privsep *ps, bool must, char **err)
 {
@@ -396,11 +399,13 @@ privsep_send(struct privsep *ps, bool must, char **err)
 	return rc;
 }
 
-/* Sends the composed request; DONE(ARG) takes its answer. */
+/* Sends the composed request (held past the bound only if it MUST go);
+ * DONE(ARG) takes its answer. */
 static int
-privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char **err)
+privsep_send_queued(struct privsep *ps, bool must, privsep_reply_fn done, void *arg,
+    char **err)
 {
-	if (privsep_send(ps, false, err) == -1)
+	if (privsep_send(ps, must, err) == -1)
 		return -1;
 	privsep_enqueue(ps, done, arg);
 	return 0;
@@ -409,7 +414,8 @@ privsep_send_queued(struct privsep *ps, privsep_reply_fn done, void *arg, char *
 static int
 privsep_call(struct privsep *ps, char **err)
 {
-	if (privsep_send_queued(ps, NULL, NULL, err) == -1)
+	/* One at a time (the loop waits): small, and always kept. */
+	if (privsep_send_queued(ps, true, NULL, NULL, err) == -1)
 		return -1;
 	return privsep_wait(ps, err);
 }
@@ -527,7 +533,7 @@ privsep_on_created(struct seqmsg *msg, void *arg)
 }
 
 int
-privsep_create_async(struct privsep *ps, const struct monitor_create *req,
+privsep_create_async(struct privsep *ps, const struct monitor_create *req, bool must,
     privsep_built_fn built, void *arg, char **err)
 {
 	struct privsep_create_call *c = xcalloc(1, sizeof(*c));
@@ -536,7 +542,7 @@ privsep_create_async(struct privsep *ps, const struct monitor_create *req,
 	c->built = built;
 	c->arg = arg;
 	monitor_wire_create_encode(ps->msg, req);
-	if (privsep_send_queued(ps, privsep_on_created, c, err) == -1) {
+	if (privsep_send_queued(ps, must, privsep_on_created, c, err) == -1) {
 		free(c);
 		return -1;
 	}
@@ -577,7 +583,8 @@ privsep_warm_async(struct privsep *ps, unsigned slot, privsep_warm_fn done, void
 	c->done = done;
 	c->arg = arg;
 	monitor_wire_warm_encode(ps->msg, slot);
-	if (privsep_send_queued(ps, privsep_on_warmed, c, err) == -1) {
+	/* The pool refills later: it never holds past the bound. */
+	if (privsep_send_queued(ps, false, privsep_on_warmed, c, err) == -1) {
 		free(c);
 		return -1;
 	}
@@ -711,7 +718,8 @@ privsep_sandbox_socket_async(struct privsep *ps, int caller_fd, const char *name
 	c->done = done;
 	c->arg = arg;
 	monitor_wire_text_encode(ps->msg, MONITOR_NETSOCK, name, caller_fd);
-	if (privsep_send_queued(ps, privsep_on_netsock, c, err) == -1) {
+	/* Small, and one per connection, which the shares bound. */
+	if (privsep_send_queued(ps, true, privsep_on_netsock, c, err) == -1) {
 		free(c);
 		return -1;
 	}

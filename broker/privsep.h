@@ -62,8 +62,9 @@ bool privsep_gone(const struct privsep *ps);
 /* Sends a create and returns: BUILT hears the answer from the loop (or
  * from a later synchronous call, which hands earlier answers on first),
  * so tunnels go on while the monitor builds. -1 with *ERR when it cannot
- * even be sent (BUILT is then never called). */
-int privsep_create_async(struct privsep *ps, const struct monitor_create *req,
+ * even be sent (BUILT is then never called): the monitor is gone, or busy
+ * with a backlog of requests, unless the create MUST go (root's). */
+int privsep_create_async(struct privsep *ps, const struct monitor_create *req, bool must,
     privsep_built_fn built, void *arg, char **err);
 /* Sends the CA that follows every create, right after it (its PEM; "": the
  * create is given up, and fails). No answer of its own. */

@@ -1095,7 +1095,9 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 	}
 	sandbox_monitor_request(d, &c->plan, &mc);
 	sandbox_monitor_sockets(&c->plan, &mc);
-	if (privsep_create_async(d->privsep, &mc, sandbox_on_built, c, &err) == -1)
+	/* Root is served whatever others have asked for. */
+	if (privsep_create_async(d->privsep, &mc, c->caller.uid == 0, sandbox_on_built, c,
+	    &err) == -1)
 		goto refused;
 	c->sent = true;
 	c->next = d->creating;

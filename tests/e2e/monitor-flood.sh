@@ -7,12 +7,13 @@
 # host, its control socket opened to every local user.
 # Does: ctest-fv makes a sandbox; ctest-fl asks for a create over 16
 # folders of 4,096 folders each (the monitor is busy with it for a while),
-# then at once for 4 creates over 32 folders whose paths are 3.5 KB long
-# (about 120 KB a request: two fill the link's buffer).
-# Expects: every create is answered (made, or refused with a reason);
-# corrald still runs and serves: ctest-fv's sandbox answers, root makes
-# one; a sandbox over 32 folders sees each of them; the log has no
-# teardown.
+# then at once for 16 creates over 32 folders whose paths are 3.5 KB long
+# (about 120 KB a request: two fill the link's buffer, ten more what the
+# broker keeps); root asks for one in the middle of them.
+# Expects: every create is answered: made, or refused because the monitor
+# is busy; root's is made; corrald still runs and serves: ctest-fv's
+# sandbox answers; a sandbox over 32 folders sees each of them; the log has
+# no teardown.
 . "$top_srcdir/tests/lib/tap.sh"
 . "$top_srcdir/tests/e2e/lib/testbed.sh"
 . "$top_srcdir/tests/e2e/lib/corral.sh"
@@ -24,7 +25,7 @@ LONG_ROOTS=32                   # the most roots a sandbox may have
 LONG_PARTS=14                   # folders of 250 bytes in each long path
 WIDE_ROOTS=16
 WIDE_CHILDREN=4096
-LONG_CREATES=4
+LONG_CREATES=16
 
 corral_install_traps
 corral_user_make ctest-fl "$UID_L"
@@ -52,6 +53,8 @@ chmod 0755 "$TB_DIR" "$TB_DIR/users"
 corral_config "$TB_DIR/corrald.yaml" <<YAML
 host_proxy:
   listen: 127.0.0.1:$port
+max_sandboxes: 40
+max_sandboxes_per_user: 30
 YAML
 corral_start corrald "$TB_DIR/corrald.yaml" "$port"
 CORRAL_SOCK="$TB_DIR/corrald.sock"
@@ -60,13 +63,27 @@ daemon_pid=$(tb_pid corrald)
 
 out=$(corral_as "$UID_V" sandbox create --name v1 --profile strict --root "$fv" 2>&1)
 check_eq "the neighbour's sandbox is made" 0 $?
+chmod 0777 "$TB_DIR/users"
+
+# Root's create, when the burst is half sent.
+(
+	i=0
+	while [ ! -e "$TB_DIR/users/root-turn" ] && [ "$i" -lt 300 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	corral_cli sandbox create --name r0 --profile strict --root "$fv" \
+		>"$TB_DIR/root-create.out" 2>&1
+	echo "exit $?" >>"$TB_DIR/root-create.out"
+) &
+root_create=$!
 
 # The burst, through the Python client, each create on a connection of
 # its own: prints one line per create, "made NAME" or "refused: why".
 burst=$(cd "$top_srcdir/clients/python" && tb_exec_host setpriv --reuid="$UID_L" \
 	--regid="$UID_L" --clear-groups env PYTHONPATH=. PYTHONDONTWRITEBYTECODE=1 \
 	/usr/bin/python3 - "$CORRAL_SOCK" "$fl/wide" "$WIDE_ROOTS" "$TB_DIR/long-roots" \
-	"$LONG_CREATES" <<'PY' 2>&1
+	"$LONG_CREATES" "$TB_DIR/users/root-turn" <<'PY' 2>&1
 import sys, threading, time
 import corral
 sock, wide, nwide, long_file, nlong = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
@@ -87,6 +104,8 @@ for i in range(nlong):
     threads.append(threading.Thread(target=create, args=(
         "long%d" % i, [(p, False) for p in longs])))
     threads[-1].start()
+    if i == nlong // 2:
+        open(sys.argv[6], "w").close()  # root's turn
 for t in threads:
     t.join(60)
 for name in sorted(said):
@@ -95,8 +114,13 @@ print("answered", len(said))
 PY
 )
 echo "$burst" | sed 's/^/# /'
+wait "$root_create"
 check_eq "every create of the burst is answered" "answered $((LONG_CREATES + 1))" \
 	"$(echo "$burst" | grep '^answered')"
+check_eq "each is made, or refused because the monitor is busy" "" \
+	"$(echo "$burst" | grep -v '^answered\|^[a-z0-9]* made \|the monitor is busy')"
+check_eq "root's create in the middle of the burst is made" "exit 0" \
+	"$(tail -n 1 "$TB_DIR/root-create.out")"
 check "corrald still runs" kill -0 "$daemon_pid"
 check_eq "the neighbour's sandbox answers" ok \
 	"$(corral_as "$UID_V" exec v1 -- echo ok 2>&1)"
