@@ -18,22 +18,11 @@
 #include "common/xmalloc.h"
 #include "egress-proxy/ledger.h"
 
-/* "Firewall: ok", or what in the host's firewall may stop the fence. */
-static char *
-api_status_firewall(struct daemon *d)
-{
-	char *line = NULL, *err = NULL, *out;
-
-	if (!d->sandboxes_ok)
-		xasprintf(&out, "Firewall: unknown (sandboxes unavailable: %s)", d->monitor_why);
-	else if (privsep_firewall(d->privsep, &line, &err) == -1)
-		xasprintf(&out, "Firewall: unknown (%s)", err != NULL ? err : "no answer");
-	else
-		xasprintf(&out, "Firewall: %s", line);
-	free(line);
-	free(err);
-	return out;
-}
+/* A status waiting for the monitor's word on the firewall. */
+struct api_status_call {
+	struct daemon *d;
+	struct api_pending *p;
+};
 
 /* One counter of the status answer. */
 static Corral__StatusReply__CountersEntry *
@@ -76,11 +65,13 @@ api_status_counters(struct daemon *d, Corral__StatusReply *r)
 	r->ledger_refused_records = ls.refused_records;
 }
 
-int
-api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
-    Corral__Response *resp)
+/* Answers P with the status, FIREWALL ("Firewall: ...", taken) its last
+ * layer line. */
+static void
+api_status_send(struct daemon *d, struct api_pending *p, char *firewall)
 {
 	char lines[KERNEL_LAYERS][KERNEL_LAYER_LINE_MAX_BYTES];
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
 	Corral__StatusReply *r = xmalloc(sizeof(*r));
 
 	corral__status_reply__init(r);
@@ -90,16 +81,67 @@ api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__
 	r->layers = xcalloc(KERNEL_LAYERS + 1, sizeof(*r->layers));
 	for (size_t i = 0; i < KERNEL_LAYERS; i++)
 		r->layers[r->n_layers++] = xstrdup(lines[i]);
-	r->layers[r->n_layers++] = api_status_firewall(d);
-	r->firewall = xstrdup(r->layers[r->n_layers - 1] + strlen("Firewall: "));
+	r->layers[r->n_layers++] = firewall;
+	r->firewall = xstrdup(firewall + strlen("Firewall: "));
 	api_status_counters(d, r);
 	r->reload_at_us = d->reload.at_us;
 	r->reload_ok = d->reload.ok;
 	r->reload_error = xstrdup(d->reload.error != NULL ? d->reload.error : "");
 	r->profiles_version = d->profiles_version;
-	resp->response_case = CORRAL__RESPONSE__RESPONSE_STATUS;
-	resp->status = r;
-	return 0;
+	resp.response_case = CORRAL__RESPONSE__RESPONSE_STATUS;
+	resp.status = r;
+	api_pending_reply(p, &resp);
+	api_response_clear(&resp);
+}
+
+/* The monitor's line on the firewall (LINE), or why there is none. */
+static void
+api_status_on_firewall(const char *line, const char *why, void *arg)
+{
+	struct api_status_call *c = arg;
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
+	char *firewall;
+
+	if (c->d->closing) {
+		/* What a status reads may be gone already. */
+		api_error(&resp, WIRE_ERR_UNAVAILABLE, "corrald is stopping");
+		api_pending_reply(c->p, &resp);
+		api_response_clear(&resp);
+	} else {
+		if (line != NULL)
+			xasprintf(&firewall, "Firewall: %s", line);
+		else
+			xasprintf(&firewall, "Firewall: unknown (%s)", why);
+		api_status_send(c->d, c->p, firewall);
+	}
+	free(c);
+}
+
+void
+api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    struct api_pending *p)
+{
+	struct api_status_call *c;
+	char *firewall, *err = NULL;
+
+	(void)caller;
+	(void)req;
+	if (!d->sandboxes_ok) {
+		xasprintf(&firewall, "Firewall: unknown (sandboxes unavailable: %s)",
+		    d->monitor_why);
+		api_status_send(d, p, firewall);
+		return;
+	}
+	c = xmalloc(sizeof(*c));
+	c->d = d;
+	c->p = p;
+	/* Asked of the monitor without waiting: it may be busy building. */
+	if (privsep_firewall_async(d->privsep, api_status_on_firewall, c, &err) == -1) {
+		xasprintf(&firewall, "Firewall: unknown (%s)", err);
+		free(err);
+		free(c);
+		api_status_send(d, p, firewall);
+	}
 }
 
 int

@@ -82,7 +82,6 @@ static const struct {
 	Corral__Request__RequestCase which;
 	api_handler handler;
 } api_handlers[] = {
-	{ CORRAL__REQUEST__REQUEST_STATUS, api_status },
 	{ CORRAL__REQUEST__REQUEST_METRICS, api_metrics },
 	{ CORRAL__REQUEST__REQUEST_RELOAD, api_reload },
 	{ CORRAL__REQUEST__REQUEST_POLICY_GET, api_policy_get },
@@ -106,6 +105,7 @@ static const struct {
 	api_deferred_handler handler;
 } api_deferred[] = {
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_CREATE, api_sandbox_create },
+	{ CORRAL__REQUEST__REQUEST_STATUS, api_status },
 	{ CORRAL__REQUEST__REQUEST_FS_READ, api_fs },
 	{ CORRAL__REQUEST__REQUEST_FS_WRITE, api_fs },
 	{ CORRAL__REQUEST__REQUEST_FS_EDIT, api_fs },

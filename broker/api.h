@@ -48,9 +48,12 @@ typedef int (*api_handler)(struct daemon *d, const struct sandbox_caller *caller
 void api_error(Corral__Response *resp, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+struct api_pending;
+
 /* The handlers, one file per group. */
-int api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
-    Corral__Response *resp);
+/* Status: answered once the monitor said what it knows of the firewall. */
+void api_status(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct api_pending *p);
 /* corral metrics: the Prometheus text (root only). */
 int api_metrics(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     Corral__Response *resp);
@@ -87,7 +90,6 @@ int api_run_list(struct daemon *d, const struct sandbox_caller *caller,
  * P; whoever finishes it calls api_pending_reply exactly once (also when
  * the client already left: then the reply is dropped). The connection
  * reads nothing more meanwhile. REQ is freed when the handler returns. */
-struct api_pending;
 typedef void (*api_deferred_handler)(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct api_pending *p);
 /* Sends RESP (not taken) on P's connection, closes it once written, frees P. */

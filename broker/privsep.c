@@ -647,23 +647,40 @@ privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 	return count;
 }
 
-int
-privsep_firewall(struct privsep *ps, char **line, char **err)
-{
-	const char *text;
-	int rc = -1;
+struct privsep_firewall_call {
+	privsep_firewall_fn done;
+	void *arg;
+};
 
+static void
+privsep_on_firewall(struct seqmsg *msg, void *arg)
+{
+	struct privsep_firewall_call *c = arg;
+	const char *text;
+
+	if (msg == NULL)
+		c->done(NULL, "the monitor is gone", c->arg);
+	else if (monitor_wire_text_decode(msg, MONITOR_FIREWALL_IS, &text, NULL) == -1)
+		c->done(NULL, "the monitor's answer is malformed", c->arg);
+	else
+		c->done(text, NULL, c->arg);
+	free(c);
+}
+
+int
+privsep_firewall_async(struct privsep *ps, privsep_firewall_fn done, void *arg, char **err)
+{
+	struct privsep_firewall_call *c = xcalloc(1, sizeof(*c));
+
+	c->done = done;
+	c->arg = arg;
 	monitor_wire_text_encode(ps->msg, MONITOR_FIREWALL, "", -1);
-	if (privsep_call(ps, err) == -1)
+	/* Small, and one per connection, which the shares bound. */
+	if (privsep_send_queued(ps, true, privsep_on_firewall, c, err) == -1) {
+		free(c);
 		return -1;
-	if (monitor_wire_text_decode(ps->msg, MONITOR_FIREWALL_IS, &text, NULL) == -1)
-		reason_set(err, "the monitor's answer is malformed");
-	else {
-		*line = xstrdup(text);
-		rc = 0;
 	}
-	seqmsg_clear(ps->msg);
-	return rc;
+	return 0;
 }
 
 int

@@ -96,9 +96,14 @@ typedef void (*privsep_socket_fn)(int fd, const char *err, void *arg);
 int privsep_sandbox_socket_async(struct privsep *ps, int caller_fd, const char *name,
     privsep_socket_fn done, void *arg, char **err);
 
-/* Whether the host's firewall lets the fence work: one line into *LINE
- * (free it), "ok", "at risk: why" or "unknown: why". */
-int privsep_firewall(struct privsep *ps, char **line, char **err);
+/* Whether the host's firewall lets the fence work: DONE(LINE, NULL, ARG)
+ * hears one line, "ok", "at risk: why" or "unknown: why", or DONE(NULL,
+ * WHY, ARG) (both only valid during the call), from the loop, so that a
+ * status never waits on the monitor's backlog with every tunnel. -1 with
+ * *ERR when it cannot be sent (DONE is then never called). */
+typedef void (*privsep_firewall_fn)(const char *line, const char *why, void *arg);
+int privsep_firewall_async(struct privsep *ps, privsep_firewall_fn done, void *arg,
+    char **err);
 
 /* Closes the link (requests still waiting hear that the monitor is gone)
  * and waits (bounded) for the monitor to finish its teardown. Accepts NULL. */
