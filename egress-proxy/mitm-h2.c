@@ -63,6 +63,7 @@ struct h2_stream {
 	struct evbuffer *up;            /* the request's body, for the upstream */
 	bool up_end;                    /* the sandbox sent all of it */
 	struct evbuffer *scan;          /* the response's body, searched */
+	struct mitm_passed passed;      /* the last of it passed on */
 	struct evbuffer *down;          /* and then for the sandbox */
 	bool down_end;                  /* all of it came */
 	bool answered;                  /* by the proxy itself */
@@ -163,6 +164,7 @@ h2_stream_free(struct h2_stream *st)
 	evbuffer_free(st->up);
 	evbuffer_free(st->scan);
 	evbuffer_free(st->down);
+	mitm_passed_free(&st->passed);
 	secretsub_scan_free(st->body_scan);
 	free(st);
 }
@@ -296,8 +298,12 @@ h2_read_down(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length, uint32
 	(void)arg;
 	if (n > 0) {
 		evbuffer_remove(st->down, buf, n);
+		/* A stream the upstream ended still gives its bytes back to
+		 * the connection's window, else a few such would stall it. */
 		if (st->uid > 0 && !st->closed_u)
 			nghttp2_session_consume(st->h->u, st->uid, n);
+		else if (st->uid > 0)
+			nghttp2_session_consume_connection(st->h->u, n);
 	}
 	if (evbuffer_get_length(st->down) == 0 && evbuffer_get_length(st->scan) == 0 &&
 	    st->down_end) {
@@ -328,13 +334,17 @@ h2_scan_push(struct h2_stream *st, bool final)
 			mitm_end(m, "out_of_memory");
 			return false;
 		}
-		if (mitm_echo_in(m, data, len)) {
+		if (mitm_echo_after(m, &st->passed, data, len)) {
 			explicit_bzero((void *)(uintptr_t)data, len);
 			evbuffer_drain(st->scan, len);
 			mitm_end(m, "secret_echoed");
 			return false;
 		}
 		keep = final ? 0 : mitm_hold(m, len);
+		if (mitm_passed_add(m, &st->passed, data, len - keep) == -1) {
+			mitm_end(m, "out_of_memory");
+			return false;
+		}
 	} else {
 		keep = 0;
 	}
@@ -343,18 +353,45 @@ h2_scan_push(struct h2_stream *st, bool final)
 	return true;
 }
 
+/* Whether the upstream could not send ST's next bytes for want of window:
+ * the proxy credits it only as the sandbox reads, so such a pause is the
+ * sandbox's to make, and releasing what the search holds then would cut a
+ * value where the sandbox chose. Room for hold_bytes more is room to end
+ * any form begun in what is held. */
+static bool
+h2_upstream_starved(const struct h2_stream *st)
+{
+	nghttp2_session *u = st->h->u;
+	int32_t room = nghttp2_session_get_local_window_size(u);
+	size_t need = st->h->m->hold_bytes;
+
+	if (st->uid > 0 && !st->closed_u) {
+		int32_t own = nghttp2_session_get_stream_local_window_size(u, st->uid);
+
+		room = own < room ? own : room;
+	}
+	return room < 0 || (size_t)room < need;
+}
+
 void
 mitm_h2_release(struct mitm *m)
 {
 	struct h2_stream *st, *next;
+	bool waiting = false;
 
 	if (m->h2s == NULL)
 		return;
 	for (st = m->h2s->streams; st != NULL && !m->ended; st = next) {
 		next = st->next;
-		if (!st->answered && evbuffer_get_length(st->scan) > 0)
+		if (st->answered || evbuffer_get_length(st->scan) == 0)
+			continue;
+		if (h2_upstream_starved(st))
+			waiting = true;
+		else
 			(void)h2_scan_push(st, true);
 	}
+	if (waiting && !m->ended)
+		mitm_hold_again(m);
 	h2_flush(m->h2s);
 }
 

@@ -43,6 +43,14 @@ enum mitm_stage {
 	MITM_CLOSING,                   /* the last answer is going out */
 };
 
+/* What a search of a response remembers of the bytes it passed on: their
+ * last hold_bytes, so that a value whose start went on before a pause is
+ * still found when its end comes, and the connection ends before that. */
+struct mitm_passed {
+	unsigned char *bytes;           /* hold_bytes, made at first use */
+	size_t len;
+};
+
 /* Where the message being read ends. */
 struct mitm_body {
 	enum h1_body kind;
@@ -82,6 +90,8 @@ struct mitm {
 	bool echo_owned[MITM_ECHO_MAX];
 	size_t echo_len[MITM_ECHO_MAX], nechoes;
 	size_t hold_bytes;              /* what a stream's end waits with (mitm_hold) */
+	unsigned char *junction;        /* 2 * hold_bytes: mitm_echo_after's */
+	struct mitm_passed passed;      /* of the HTTP/1.1 bodies */
 	struct evbuffer *scan;
 	struct event *hold;             /* releases what the search holds back */
 	bool rechunk;                   /* the scan holds a chunked body's content: */
@@ -113,6 +123,16 @@ char *mitm_answer_body(const struct mitm *m, int status, const char *reason, con
     const char *target, size_t *len);
 /* True when DATA (LEN bytes) holds a secret's value in a form searched for. */
 bool mitm_echo_in(const struct mitm *m, const void *data, size_t len);
+/* True when DATA (LEN bytes, not passed on yet) holds a value's form
+ * within it or across its start and the bytes P passed on before it. */
+bool mitm_echo_after(struct mitm *m, const struct mitm_passed *p, const void *data,
+    size_t len);
+/* Notes that the N bytes at DATA were passed on after P's; -1 out of
+ * memory. */
+int mitm_passed_add(struct mitm *m, struct mitm_passed *p, const void *data, size_t n);
+void mitm_passed_free(struct mitm_passed *p);
+/* Arms M's hold timer again: what is held waits another MITM_HOLD_MS. */
+void mitm_hold_again(struct mitm *m);
 /* How many of the last LEN bytes searched wait for the next ones before
  * they may go: as many as the largest form a value of that length could
  * take, less one (hold_bytes), whatever they hold

@@ -399,6 +399,8 @@ mitm_free(struct mitm *m)
 		event_free(m->hold);
 	if (m->scan != NULL)
 		evbuffer_free(m->scan);
+	free(m->junction);
+	mitm_passed_free(&m->passed);
 	secretsub_scan_free(m->body_scan);
 	for (size_t i = 0; i < m->nechoes; i++) {
 		if (!m->echo_owned[i])
@@ -468,7 +470,8 @@ mitm_echo_learn(struct mitm *m)
 		if (here && SECRETSUB_ECHO_FORM_BYTES(strlen(sec->value)) - 1 > m->hold_bytes)
 			m->hold_bytes = SECRETSUB_ECHO_FORM_BYTES(strlen(sec->value)) - 1;
 	}
-	if (m->nechoes > 0 && (m->scan = evbuffer_new()) == NULL)
+	if (m->nechoes > 0 && ((m->scan = evbuffer_new()) == NULL ||
+	    (m->junction = malloc(2 * m->hold_bytes)) == NULL))
 		return -1;
 	return 0;
 }
@@ -480,6 +483,63 @@ mitm_echo_in(const struct mitm *m, const void *data, size_t len)
 		if (memmem(data, len, m->echo[i], m->echo_len[i]) != NULL)
 			return true;
 	return false;
+}
+
+bool
+mitm_echo_after(struct mitm *m, const struct mitm_passed *p, const void *data, size_t len)
+{
+	size_t head = len < m->hold_bytes ? len : m->hold_bytes;
+	bool found;
+
+	if (mitm_echo_in(m, data, len))
+		return true;
+	if (p->len == 0 || head == 0)
+		return false;
+	/* A form is at most hold_bytes + 1 long: one across the junction lies
+	 * within the last hold_bytes passed and the first hold_bytes here. */
+	memcpy(m->junction, p->bytes, p->len);
+	memcpy(m->junction + p->len, data, head);
+	found = mitm_echo_in(m, m->junction, p->len + head);
+	explicit_bzero(m->junction, p->len + head);
+	return found;
+}
+
+int
+mitm_passed_add(struct mitm *m, struct mitm_passed *p, const void *data, size_t n)
+{
+	size_t room = m->hold_bytes, kept;
+
+	if (room == 0 || n == 0)
+		return 0;
+	if (p->bytes == NULL && (p->bytes = malloc(room)) == NULL)
+		return -1;
+	if (n >= room) {
+		memcpy(p->bytes, (const unsigned char *)data + n - room, room);
+		p->len = room;
+		return 0;
+	}
+	kept = p->len < room - n ? p->len : room - n;
+	memmove(p->bytes, p->bytes + p->len - kept, kept);
+	memcpy(p->bytes + kept, data, n);
+	p->len = kept + n;
+	return 0;
+}
+
+void
+mitm_passed_free(struct mitm_passed *p)
+{
+	free(p->bytes);
+	p->bytes = NULL;
+	p->len = 0;
+}
+
+void
+mitm_hold_again(struct mitm *m)
+{
+	struct timeval tv = mitm_ms(MITM_HOLD_MS);
+
+	if (m->hold != NULL)
+		evtimer_add(m->hold, &tv);
 }
 
 size_t
@@ -511,7 +571,7 @@ mitm_scan_push(struct mitm *m, bool final)
 		mitm_end(m, "out_of_memory");
 		return false;
 	}
-	if (mitm_echo_in(m, data, len)) {
+	if (mitm_echo_after(m, &m->passed, data, len)) {
 		/* Neither the echo nor what came with it stays in freed memory. */
 		explicit_bzero((void *)(uintptr_t)data, len);
 		evbuffer_drain(m->scan, len);
@@ -520,6 +580,10 @@ mitm_scan_push(struct mitm *m, bool final)
 		return false;
 	}
 	keep = final ? 0 : mitm_hold(m, len);
+	if (mitm_passed_add(m, &m->passed, data, len - keep) == -1) {
+		mitm_end(m, "out_of_memory");
+		return false;
+	}
 	/* A chunked body searched as its content goes on in chunks of ours. */
 	if (m->rechunk && len > keep)
 		evbuffer_add_printf(bufferevent_get_output(m->client), "%zx\r\n", len - keep);
@@ -1309,7 +1373,10 @@ mitm_on_upstream_read(struct bufferevent *bev, void *arg)
 }
 
 /* The hold timer: nothing followed what the search held back, which
- * therefore goes on as it is (searched already). */
+ * therefore goes on as it is (searched already); unless the upstream
+ * could not send more because the proxy stopped reading it while the
+ * sandbox did not read (mitm_pace): that pause is the sandbox's to make,
+ * and would cut a value where the sandbox chose. */
 static void
 mitm_on_hold(evutil_socket_t fd, short what, void *arg)
 {
@@ -1321,6 +1388,8 @@ mitm_on_hold(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (m->h2)
 		mitm_h2_release(m);
+	else if (!(bufferevent_get_enabled(m->upstream) & EV_READ))
+		mitm_hold_again(m);
 	else
 		(void)mitm_scan_push(m, true);
 }

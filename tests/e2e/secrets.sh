@@ -221,6 +221,31 @@ check_lacks "a host that echoes the value back sends the sandbox none of it" "$o
 check "the ledger says why the connection ended" corral_ledger_wait event=close \
 	reason=secret_echoed host=api.github.com
 
+# The sandbox paces the upstream through HTTP/2's windows: it takes all
+# but a few bytes of the proxy's window toward api.github.com, asks for the
+# echo (only its first bytes can come), waits past the hold, then opens
+# its windows. What was held must not go on by the clock; the rest, once
+# it comes, ends the connection. SPARE 30: the first 19 characters of the
+# value could come; 48 and every padding stream ended upstream: all but
+# the last (the upstream's window then comes back only from them).
+cp "$top_srcdir/tests/e2e/lib/h2window.py" "$ws/h2window.py"
+chown 1000:1000 "$ws/h2window.py"
+echoed_before=$(grep -c '"reason":"secret_echoed"' "$ledger")
+for spare in 30 48; do
+	ranged=
+	[ "$spare" = 48 ] && ranged=--ranged
+	out=$(inside sh -c "python3 $ws/h2window.py api.github.com $spare /echo-auth \
+		authorization \"token \$GH_TOKEN\" $ranged" 2>&1)
+	echo "$out" | sed 's/^/# /'
+	check_contains "h2, $spare bytes of the upstream's window left: the client ran" \
+		"$out" "pieces:"
+	check_lacks "and not one of the value's characters past its prefix reached it" \
+		"$out" "R3alT0k"
+done
+echoed_after=$(grep -c '"reason":"secret_echoed"' "$ledger")
+check_eq "the rest, once it came, ended each connection (secret_echoed)" \
+	$((echoed_before + 2)) "$echoed_after"
+
 # --- Nowhere inside, nowhere corrald writes.
 out=$(inside sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n"; grep -rs "" "$HOME" /tmp /run 2>/dev/null' 2>&1)
 check_contains "the search inside reads the placeholders" "$out" "$ph"
