@@ -1388,8 +1388,9 @@ mitm_on_hold(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (m->h2)
 		mitm_h2_release(m);
-	else if (!(bufferevent_get_enabled(m->upstream) & EV_READ))
-		mitm_hold_again(m);
+	else if (!(bufferevent_get_enabled(m->upstream) & EV_READ) ||
+	    evbuffer_get_length(bufferevent_get_input(m->upstream)) >= MITM_BUFFER_MAX_BYTES)
+		mitm_hold_again(m);     /* its reading is paused, or full (the watermark) */
 	else
 		(void)mitm_scan_push(m, true);
 }
