@@ -23,6 +23,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <nghttp2/nghttp2.h>
 
 #include "common/buf.h"
@@ -79,6 +80,7 @@ struct mitm_h2 {
 	nghttp2_session *c;             /* toward the sandbox: the proxy serves */
 	nghttp2_session *u;             /* toward the upstream: the proxy asks */
 	struct h2_stream *streams;
+	struct timeval window_given;    /* the last WINDOW_UPDATE toward the upstream */
 };
 
 /* --- Streams ------------------------------------------------------------ */
@@ -353,24 +355,52 @@ h2_scan_push(struct h2_stream *st, bool final)
 	return true;
 }
 
-/* Whether the upstream could not send ST's next bytes for want of window:
- * the proxy credits it only as the sandbox reads, so such a pause is the
- * sandbox's to make, and releasing what the search holds then would cut a
- * value where the sandbox chose. Room for hold_bytes more is room to end
- * any form begun in what is held. */
+/* Whether the upstream may not have had, for a whole hold, the window to
+ * send ST's next bytes. The proxy gives it window only as the sandbox
+ * reads, so a pause for want of it is the sandbox's to make, and releasing
+ * what the search holds then would cut a value where the sandbox chose.
+ * Room for hold_bytes more is room to end any form begun in what is held;
+ * room given counts once the WINDOW_UPDATE has left the proxy, and
+ * MITM_HOLD_MS after (the sandbox can time when it is given). */
 static bool
 h2_upstream_starved(const struct h2_stream *st)
 {
-	nghttp2_session *u = st->h->u;
+	struct mitm_h2 *h = st->h;
+	nghttp2_session *u = h->u;
 	int32_t room = nghttp2_session_get_local_window_size(u);
-	size_t need = st->h->m->hold_bytes;
+	struct timeval now, since;
 
 	if (st->uid > 0 && !st->closed_u) {
 		int32_t own = nghttp2_session_get_stream_local_window_size(u, st->uid);
 
 		room = own < room ? own : room;
 	}
-	return room < 0 || (size_t)room < need;
+	if (room < 0 || (size_t)room < h->m->hold_bytes || nghttp2_session_want_write(u) ||
+	    evbuffer_get_length(bufferevent_get_output(h->m->upstream)) > 0)
+		return true;
+	event_base_gettimeofday_cached(h->m->base, &now);
+	timersub(&now, &h->window_given, &since);
+	return since.tv_sec * 1000 + since.tv_usec / 1000 < MITM_HOLD_MS;
+}
+
+void
+mitm_h2_upstream_drained(struct mitm *m)
+{
+	/* A WINDOW_UPDATE that waited in the buffer has left only now. */
+	if (m->h2s != NULL)
+		event_base_gettimeofday_cached(m->base, &m->h2s->window_given);
+}
+
+/* The upstream's session sent a frame: when it gives window, the time. */
+static int
+h2_u_frame_sent(nghttp2_session *s, const nghttp2_frame *frame, void *arg)
+{
+	struct mitm_h2 *h = arg;
+
+	(void)s;
+	if (frame->hd.type == NGHTTP2_WINDOW_UPDATE)
+		event_base_gettimeofday_cached(h->m->base, &h->window_given);
+	return 0;
 }
 
 void
@@ -947,6 +977,8 @@ h2_session(struct mitm_h2 *h, bool server)
 	    server ? h2_c_close : h2_u_close);
 	if (server)
 		nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, h2_c_begin_headers);
+	else
+		nghttp2_session_callbacks_set_on_frame_send_callback(cbs, h2_u_frame_sent);
 	/* The upstream's session deflates the headers that carry the values:
 	 * what it frees is wiped. */
 	if ((server ? nghttp2_session_server_new2(s, cbs, h, opt) :

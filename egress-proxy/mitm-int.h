@@ -94,6 +94,7 @@ struct mitm {
 	struct mitm_passed passed;      /* of the HTTP/1.1 bodies */
 	struct evbuffer *scan;
 	struct event *hold;             /* releases what the search holds back */
+	struct timeval resumed;         /* HTTP/1.1: the proxy read the upstream again */
 	bool rechunk;                   /* the scan holds a chunked body's content: */
 					/* it goes out in chunks of ours */
 	struct secretsub_scan *body_scan;       /* placeholders in a request's body */
@@ -167,5 +168,7 @@ void mitm_h2_upstream_turn(struct mitm *m);
 void mitm_h2_free(struct mitm_h2 *h);
 /* The hold timer went off: what every stream's search held goes on. */
 void mitm_h2_release(struct mitm *m);
+/* What the proxy had for the upstream has all left (its write callback). */
+void mitm_h2_upstream_drained(struct mitm *m);
 
 #endif

@@ -842,6 +842,16 @@ mitm_body_set(struct mitm_body *b, enum h1_body kind, uint64_t length)
 	h1_chunked_init(&b->chunked);
 }
 
+/* Reads the upstream again. When it was paused, the time: a hold counts
+ * from then (mitm_on_hold), the upstream's window reopening after it. */
+static void
+mitm_read_upstream(struct mitm *m)
+{
+	if (!(bufferevent_get_enabled(m->upstream) & EV_READ))
+		event_base_gettimeofday_cached(m->base, &m->resumed);
+	bufferevent_enable(m->upstream, EV_READ);
+}
+
 /* Pauses reading FROM while TO holds too much for its peer. */
 static void
 mitm_pace(struct bufferevent *from, struct bufferevent *to)
@@ -1120,7 +1130,7 @@ mitm_await_response(struct mitm *m)
 		bufferevent_set_timeouts(m->upstream, &tv, NULL);
 	/* A final answer that came early was held for now (mitm_upstream_turn). */
 	if (m->cfg->nsecrets > 0) {
-		bufferevent_enable(m->upstream, EV_READ);
+		mitm_read_upstream(m);
 		if (evbuffer_get_length(bufferevent_get_input(m->upstream)) > 0)
 			mitm_upstream_turn(m);
 	}
@@ -1372,6 +1382,22 @@ mitm_on_upstream_read(struct bufferevent *bev, void *arg)
 		mitm_upstream_turn(m);
 }
 
+/* Whether the sandbox's pace may have held the upstream back within the
+ * last hold: the proxy's reading of it paused (mitm_pace) or full (its
+ * watermark), or resumed less than MITM_HOLD_MS ago. */
+static bool
+mitm_upstream_paced(struct mitm *m)
+{
+	struct timeval now, since;
+
+	if (!(bufferevent_get_enabled(m->upstream) & EV_READ) ||
+	    evbuffer_get_length(bufferevent_get_input(m->upstream)) >= MITM_BUFFER_MAX_BYTES)
+		return true;
+	event_base_gettimeofday_cached(m->base, &now);
+	timersub(&now, &m->resumed, &since);
+	return since.tv_sec * 1000 + since.tv_usec / 1000 < MITM_HOLD_MS;
+}
+
 /* The hold timer: nothing followed what the search held back, which
  * therefore goes on as it is (searched already); unless the upstream
  * could not send more because the proxy stopped reading it while the
@@ -1388,9 +1414,8 @@ mitm_on_hold(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (m->h2)
 		mitm_h2_release(m);
-	else if (!(bufferevent_get_enabled(m->upstream) & EV_READ) ||
-	    evbuffer_get_length(bufferevent_get_input(m->upstream)) >= MITM_BUFFER_MAX_BYTES)
-		mitm_hold_again(m);     /* its reading is paused, or full (the watermark) */
+	else if (mitm_upstream_paced(m))
+		mitm_hold_again(m);
 	else
 		(void)mitm_scan_push(m, true);
 }
@@ -1428,7 +1453,7 @@ mitm_on_client_write(struct bufferevent *bev, void *arg)
 		return;
 	}
 	if (m->upstream_failed == NULL)
-		bufferevent_enable(m->upstream, EV_READ);
+		mitm_read_upstream(m);
 	if (m->h2)
 		mitm_h2_upstream_turn(m);
 	else
@@ -1444,10 +1469,12 @@ mitm_on_upstream_write(struct bufferevent *bev, void *arg)
 	if (m->stage == MITM_CLOSING || m->client == NULL)
 		return;
 	bufferevent_enable(m->client, EV_READ);
-	if (m->h2)
+	if (m->h2) {
+		mitm_h2_upstream_drained(m);
 		mitm_h2_client_turn(m);
-	else
+	} else {
 		mitm_client_turn(m);
+	}
 }
 
 static void
@@ -1632,6 +1659,12 @@ mitm_client_accept(struct mitm *m)
 	}
 	bufferevent_openssl_set_allow_dirty_shutdown(m->client, 1);
 	bufferevent_setwatermark(m->client, EV_READ, 0, MITM_BUFFER_MAX_BYTES);
+	/* The TLS filter encrypts only while the socket's side holds less than
+	 * this: past it the plain text waits in the client's output, which
+	 * mitm_pace and h2_send measure. Without it a sandbox that does not
+	 * read had the proxy buffer all the upstream sent. */
+	bufferevent_setwatermark(bufferevent_get_underlying(m->client), EV_WRITE, 0,
+	    MITM_BUFFER_MAX_BYTES);
 	bufferevent_setcb(m->client, mitm_on_client_read, mitm_on_client_write,
 	    mitm_on_client_event, m);
 	bufferevent_set_timeouts(m->client, &handshake, NULL);

@@ -19,9 +19,11 @@
  * ("secret_echoed") before those bytes reach the sandbox. Within a
  * message, its last bytes (as many as the largest form a value of that
  * length could take, whatever they hold) wait for the next ones or
- * MITM_HOLD_MS, counted only while the upstream could send more (not
- * while the sandbox's pace holds it back: the proxy's reading paused, or
- * HTTP/2's window); the bytes passed on are remembered as far back, so a
+ * MITM_HOLD_MS, counted only while the upstream could send more and from
+ * when it last got room to (the sandbox's pace holds it back: the proxy's
+ * reading paused, or HTTP/2's window, and gives room when it chooses); the
+ * TLS filter toward the sandbox encrypts at most MITM_BUFFER_MAX_BYTES
+ * ahead, so that the pace is felt; the bytes passed on are remembered as far back, so a
  * value whose start went on is still found when its end comes; a chunked body is searched as its content (its framing taken
  * off and put on anew, trailers dropped), so a chunk boundary hides
  * nothing; requests toward such a host ask for bodies as they are

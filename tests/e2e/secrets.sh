@@ -242,9 +242,50 @@ for spare in 30 48; do
 	check_lacks "and not one of the value's characters past its prefix reached it" \
 		"$out" "R3alT0k"
 done
+# The window given back timed to the hold's end (microseconds around it):
+# the hold counts only from when the upstream has had the window.
+leaked=
+for offset in -200 -50 0 100; do
+	out=$(inside sh -c "python3 $ws/h2window.py api.github.com 48 /echo-auth \
+		authorization \"token \$GH_TOKEN\" --trigger $offset" 2>&1)
+	echo "$out" | sed "s/^/# $offset us: /"
+	case $out in
+	*pieces:*R3alT0k*) leaked="$leaked $offset" ;;
+	*pieces:*) ;;
+	*) leaked="$leaked $offset(did not run)" ;;
+	esac
+done
+check_eq "h2, the window given back as the hold ends: no character past the prefix" \
+	"" "$leaked"
 echoed_after=$(grep -c '"reason":"secret_echoed"' "$ledger")
 check_eq "the rest, once it came, ended each connection (secret_echoed)" \
-	$((echoed_before + 2)) "$echoed_after"
+	$((echoed_before + 6)) "$echoed_after"
+
+# HTTP/1.1, and a sandbox that asks for 20 MiB and reads none of it: the
+# proxy stops reading the upstream (its buffers are bounded), as the hold's
+# rule for HTTP/1.1 assumes. It read all 20 MiB before.
+inside python3 -c '
+import os, socket, ssl, time
+proxy = os.environ["HTTPS_PROXY"].split("//", 1)[1].rstrip("/")
+host, port = proxy.rsplit(":", 1)
+raw = socket.create_connection((host, int(port)), timeout=10)
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+raw.sendall(b"CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += raw.recv(1)
+ctx = ssl.create_default_context()
+ctx.set_alpn_protocols(["http/1.1"])
+tls = ctx.wrap_socket(raw, server_hostname="api.github.com")
+tls.sendall(b"GET /big HTTP/1.1\r\nHost: api.github.com\r\n\r\n" * 20)
+time.sleep(3)
+' >/dev/null 2>&1
+check "the proxy read a few MiB of the 20 the sandbox did not read" python3 -c '
+import json, sys
+ends = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "close" and
+        r["host"] == "api.github.com" and r["reason"] == "sandbox_closed"]
+assert ends, "no close record"
+assert ends[-1]["bytes_down"] < 8 * 1048576, ends[-1]["bytes_down"]' "$ledger"
 
 # --- Nowhere inside, nowhere corrald writes.
 out=$(inside sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n"; grep -rs "" "$HOME" /tmp /run 2>/dev/null' 2>&1)
