@@ -368,19 +368,15 @@ h2_upstream_starved(const struct h2_stream *st)
 	struct mitm_h2 *h = st->h;
 	nghttp2_session *u = h->u;
 	int32_t room = nghttp2_session_get_local_window_size(u);
-	struct timeval now, since;
 
 	if (st->uid > 0 && !st->closed_u) {
 		int32_t own = nghttp2_session_get_stream_local_window_size(u, st->uid);
 
 		room = own < room ? own : room;
 	}
-	if (room < 0 || (size_t)room < h->m->hold_bytes || nghttp2_session_want_write(u) ||
-	    evbuffer_get_length(bufferevent_get_output(h->m->upstream)) > 0)
-		return true;
-	event_base_gettimeofday_cached(h->m->base, &now);
-	timersub(&now, &h->window_given, &since);
-	return since.tv_sec * 1000 + since.tv_usec / 1000 < MITM_HOLD_MS;
+	return room < 0 || (size_t)room < h->m->hold_bytes || nghttp2_session_want_write(u) ||
+	    evbuffer_get_length(bufferevent_get_output(h->m->upstream)) > 0 ||
+	    mitm_within_hold(h->m, &h->window_given);
 }
 
 void

@@ -134,6 +134,8 @@ int mitm_passed_add(struct mitm *m, struct mitm_passed *p, const void *data, siz
 void mitm_passed_free(struct mitm_passed *p);
 /* Arms M's hold timer again: what is held waits another MITM_HOLD_MS. */
 void mitm_hold_again(struct mitm *m);
+/* True when less than MITM_HOLD_MS have passed since WHEN (the loop's time). */
+bool mitm_within_hold(struct mitm *m, const struct timeval *when);
 /* How many of the last LEN bytes searched wait for the next ones before
  * they may go: as many as the largest form a value of that length could
  * take, less one (hold_bytes), whatever they hold

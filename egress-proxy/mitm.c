@@ -533,6 +533,16 @@ mitm_passed_free(struct mitm_passed *p)
 	p->len = 0;
 }
 
+bool
+mitm_within_hold(struct mitm *m, const struct timeval *when)
+{
+	struct timeval now, since;
+
+	event_base_gettimeofday_cached(m->base, &now);
+	timersub(&now, when, &since);
+	return since.tv_sec * 1000 + since.tv_usec / 1000 < MITM_HOLD_MS;
+}
+
 void
 mitm_hold_again(struct mitm *m)
 {
@@ -1388,14 +1398,9 @@ mitm_on_upstream_read(struct bufferevent *bev, void *arg)
 static bool
 mitm_upstream_paced(struct mitm *m)
 {
-	struct timeval now, since;
-
-	if (!(bufferevent_get_enabled(m->upstream) & EV_READ) ||
-	    evbuffer_get_length(bufferevent_get_input(m->upstream)) >= MITM_BUFFER_MAX_BYTES)
-		return true;
-	event_base_gettimeofday_cached(m->base, &now);
-	timersub(&now, &m->resumed, &since);
-	return since.tv_sec * 1000 + since.tv_usec / 1000 < MITM_HOLD_MS;
+	return !(bufferevent_get_enabled(m->upstream) & EV_READ) ||
+	    evbuffer_get_length(bufferevent_get_input(m->upstream)) >= MITM_BUFFER_MAX_BYTES ||
+	    mitm_within_hold(m, &m->resumed);
 }
 
 /* The hold timer: nothing followed what the search held back, which
