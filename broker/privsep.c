@@ -347,7 +347,7 @@ privsep_wait(struct privsep *ps, char **err)
 			privsep_lose(ps);
 			return -1;
 		}
-		if (rc == 1 && !(p.revents & (POLLIN | POLLHUP | POLLERR)))
+		if (rc == 1 && !(p.revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
 			continue;
 		if (rc == 0) {
 			privsep_give_up(ps);
