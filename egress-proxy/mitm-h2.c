@@ -761,6 +761,16 @@ h2_c_close(nghttp2_session *s, int32_t id, uint32_t code, void *arg)
 	/* The sandbox gave up on it: so does the upstream. */
 	if (st->uid > 0 && !st->closed_u && (code != NGHTTP2_NO_ERROR || !st->down_end))
 		nghttp2_submit_rst_stream(st->h->u, NGHTTP2_FLAG_NONE, st->uid, NGHTTP2_CANCEL);
+	/* What came for it and will never be read goes back to the upstream
+	 * connection's window, else a few such resets would stall it. */
+	if (st->uid > 0) {
+		size_t unread = evbuffer_get_length(st->down) + evbuffer_get_length(st->scan);
+
+		if (unread > 0)
+			nghttp2_session_consume_connection(st->h->u, unread);
+		evbuffer_drain(st->down, evbuffer_get_length(st->down));
+		evbuffer_drain(st->scan, evbuffer_get_length(st->scan));
+	}
 	h2_stream_maybe_free(st);
 	return 0;
 }

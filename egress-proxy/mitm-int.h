@@ -79,6 +79,7 @@ struct mitm {
 	bool notified;                  /* the sandbox's close_notify is written */
 	bool head_request, upgrade, close_after;
 	bool answered;                  /* some of this response's bytes went back */
+	bool client_paced;              /* not read until its answers are (mitm_client_turn) */
 	char method[MITM_METHOD_MAX_BYTES];     /* the request passed on, for a 504 */
 	char target[MITM_TARGET_SHOWN_BYTES + 1];
 	struct mitm_body body;

@@ -1167,6 +1167,16 @@ mitm_client_turn(struct mitm *m)
 
 			if (len == 0)
 				return;
+			/* The sandbox reads what waits for it before it asks again,
+			 * else pipelined requests the proxy answers itself (a 403
+			 * each) would pile its answers up without bound. The TLS
+			 * filter's own bytes are bounded by their watermark. */
+			if (evbuffer_get_length(bufferevent_get_output(m->client)) >
+			    MITM_BUFFER_MAX_BYTES) {
+				bufferevent_disable(m->client, EV_READ);
+				m->client_paced = true;
+				return;
+			}
 			head = evbuffer_pullup(in, (ev_ssize_t)n);
 			if ((req = malloc(sizeof(*req))) == NULL) {
 				mitm_end(m, "out_of_memory");
@@ -1456,6 +1466,15 @@ mitm_on_client_write(struct bufferevent *bev, void *arg)
 		if (mitm_client_flushed(m))
 			mitm_finish_close(m);
 		return;
+	}
+	if (m->client_paced) {
+		/* Its answers are read: its next requests are. */
+		m->client_paced = false;
+		bufferevent_enable(m->client, EV_READ);
+		if (!m->h2)
+			mitm_client_turn(m);
+		if (m->ended || m->stage == MITM_CLOSING)
+			return;
 	}
 	if (m->upstream_failed == NULL)
 		mitm_read_upstream(m);

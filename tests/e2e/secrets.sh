@@ -287,6 +287,38 @@ ends = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "close" a
 assert ends, "no close record"
 assert ends[-1]["bytes_down"] < 8 * 1048576, ends[-1]["bytes_down"]' "$ledger"
 
+# And 20 MB of pipelined requests the proxy answers itself (a 403 each,
+# host_mismatch), none of the answers read: it stops reading the sandbox
+# once its answers wait (it answered every one, 700 bytes for 250, before).
+mismatched_before=$(grep -c '"reason":"host_mismatch"' "$ledger")
+inside python3 -c '
+import os, socket, ssl, time
+proxy = os.environ["HTTPS_PROXY"].split("//", 1)[1].rstrip("/")
+host, port = proxy.rsplit(":", 1)
+raw = socket.create_connection((host, int(port)), timeout=10)
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+raw.sendall(b"CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += raw.recv(1)
+ctx = ssl.create_default_context()
+ctx.set_alpn_protocols(["http/1.1"])
+tls = ctx.wrap_socket(raw, server_hostname="api.github.com")
+tls.settimeout(3)
+one = b"GET /" + b"a" * 200 + b" HTTP/1.1\r\nHost: evil.example\r\n\r\n"
+sent, deadline = 0, time.time() + 10
+try:
+    while sent < 20000000 and time.time() < deadline:
+        tls.sendall(one * 400)
+        sent += len(one) * 400
+except OSError:
+    pass
+print(sent)
+' >/dev/null 2>&1
+mismatched=$(( $(grep -c '"reason":"host_mismatch"' "$ledger") - mismatched_before ))
+echo "# answered: $mismatched"
+check "the proxy answered a few thousand of them, not all" test "$mismatched" -lt 20000
+
 # --- Nowhere inside, nowhere corrald writes.
 out=$(inside sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n"; grep -rs "" "$HOME" /tmp /run 2>/dev/null' 2>&1)
 check_contains "the search inside reads the placeholders" "$out" "$ph"
