@@ -850,9 +850,30 @@ mounts_host_masks(struct mounts_ctx *c, struct mounts_masker *m)
 	return rc;
 }
 
-/* The host's masks again over the roots that hide them: a root at
- * /etc/ssl is mounted on top of the mask over /etc/ssl/private, which
- * was made before the roots came. */
+/* Whether REL exists and no mask is on it: the host replaced the file
+ * (a new /etc/shadow renamed over the old, as useradd writes it) after
+ * the mask was made, and the mount on the old one went with it. A warm
+ * sandbox's tree is made long before its claim. */
+static bool
+mounts_mask_gone(struct mounts_ctx *c, struct mounts_masker *m, const char *rel)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH };
+	struct stat st, fs;
+	int fd = (int)syscall(SYS_openat2, c->root, rel, &how, sizeof(how));
+	bool gone;
+
+	if (fd == -1)
+		return false;
+	gone = fstat(fd, &st) == 0 && fstat(m->fs, &fs) == 0 && st.st_dev != fs.st_dev;
+	close(fd);
+	return gone;
+}
+
+/* The host's masks again where none is now: over the roots that hide
+ * them (a root at /etc/ssl is mounted on top of the mask over
+ * /etc/ssl/private, which was made before the roots came), and over a
+ * file the host replaced since the mask was made. */
 static int
 mounts_host_masks_again(struct mounts_ctx *c, struct mounts_masker *m,
     const struct initproto_spec *s)
@@ -860,7 +881,7 @@ mounts_host_masks_again(struct mounts_ctx *c, struct mounts_masker *m,
 	int rc = 0;
 
 	for (const char *const *p = mounts_masked; rc == 0 && *p != NULL; p++)
-		if (mounts_under_root(s, *p))
+		if (mounts_under_root(s, *p) || mounts_mask_gone(c, m, *p))
 			rc = mounts_mask(c, m, *p);
 	return rc;
 }
