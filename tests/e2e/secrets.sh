@@ -261,11 +261,13 @@ echoed_after=$(grep -c '"reason":"secret_echoed"' "$ledger")
 check_eq "the rest, once it came, ended each connection (secret_echoed)" \
 	$((echoed_before + 6)) "$echoed_after"
 
-# HTTP/1.1, and a sandbox that asks for 20 MiB and reads none of it: the
-# proxy stops reading the upstream (its buffers are bounded), as the hold's
-# rule for HTTP/1.1 assumes. It read all 20 MiB before.
-inside python3 -c '
-import os, socket, ssl, time
+# h1_unread KIND: over HTTP/1.1 to api.github.com, through the proxy, a
+# sandbox that reads nothing: KIND big asks for /big 20 times at once and
+# waits 3 s; KIND refused sends up to 20 MB of requests the proxy answers
+# itself (a 403 host_mismatch each), for at most 10 s.
+h1_unread() {
+	inside python3 -c '
+import os, socket, ssl, sys, time
 proxy = os.environ["HTTPS_PROXY"].split("//", 1)[1].rstrip("/")
 host, port = proxy.rsplit(":", 1)
 raw = socket.create_connection((host, int(port)), timeout=10)
@@ -277,33 +279,10 @@ while b"\r\n\r\n" not in head:
 ctx = ssl.create_default_context()
 ctx.set_alpn_protocols(["http/1.1"])
 tls = ctx.wrap_socket(raw, server_hostname="api.github.com")
-tls.sendall(b"GET /big HTTP/1.1\r\nHost: api.github.com\r\n\r\n" * 20)
-time.sleep(3)
-' >/dev/null 2>&1
-check "the proxy read a few MiB of the 20 the sandbox did not read" python3 -c '
-import json, sys
-ends = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "close" and
-        r["host"] == "api.github.com" and r["reason"] == "sandbox_closed"]
-assert ends, "no close record"
-assert ends[-1]["bytes_down"] < 8 * 1048576, ends[-1]["bytes_down"]' "$ledger"
-
-# And 20 MB of pipelined requests the proxy answers itself (a 403 each,
-# host_mismatch), none of the answers read: it stops reading the sandbox
-# once its answers wait (it answered every one, 700 bytes for 250, before).
-mismatched_before=$(grep -c '"reason":"host_mismatch"' "$ledger")
-inside python3 -c '
-import os, socket, ssl, time
-proxy = os.environ["HTTPS_PROXY"].split("//", 1)[1].rstrip("/")
-host, port = proxy.rsplit(":", 1)
-raw = socket.create_connection((host, int(port)), timeout=10)
-raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-raw.sendall(b"CONNECT api.github.com:443 HTTP/1.1\r\nHost: api.github.com:443\r\n\r\n")
-head = b""
-while b"\r\n\r\n" not in head:
-    head += raw.recv(1)
-ctx = ssl.create_default_context()
-ctx.set_alpn_protocols(["http/1.1"])
-tls = ctx.wrap_socket(raw, server_hostname="api.github.com")
+if sys.argv[1] == "big":
+    tls.sendall(b"GET /big HTTP/1.1\r\nHost: api.github.com\r\n\r\n" * 20)
+    time.sleep(3)
+    sys.exit(0)
 tls.settimeout(3)
 one = b"GET /" + b"a" * 200 + b" HTTP/1.1\r\nHost: evil.example\r\n\r\n"
 sent, deadline = 0, time.time() + 10
@@ -313,8 +292,25 @@ try:
         sent += len(one) * 400
 except OSError:
     pass
-print(sent)
-' >/dev/null 2>&1
+' "$1" >/dev/null 2>&1
+}
+
+# A sandbox that asks for 20 MiB and reads none of it: the proxy stops
+# reading the upstream (its buffers are bounded), as the hold's rule for
+# HTTP/1.1 assumes. It read all 20 MiB before.
+h1_unread big
+check "the proxy read a few MiB of the 20 the sandbox did not read" python3 -c '
+import json, sys
+ends = [r for r in map(json.loads, open(sys.argv[1])) if r["event"] == "close" and
+        r["host"] == "api.github.com" and r["reason"] == "sandbox_closed"]
+assert ends, "no close record"
+assert ends[-1]["bytes_down"] < 8 * 1048576, ends[-1]["bytes_down"]' "$ledger"
+
+# And 20 MB of pipelined requests the proxy answers itself, none of the
+# answers read: it stops reading the sandbox once its answers wait (it
+# answered every one, 700 bytes for 250, before).
+mismatched_before=$(grep -c '"reason":"host_mismatch"' "$ledger")
+h1_unread refused
 mismatched=$(( $(grep -c '"reason":"host_mismatch"' "$ledger") - mismatched_before ))
 echo "# answered: $mismatched"
 check "the proxy answered a few thousand of them, not all" test "$mismatched" -lt 20000
