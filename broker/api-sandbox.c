@@ -182,36 +182,62 @@ api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
 	return 0;
 }
 
-/* Deletes SB when CALLER may, adding its name to R. */
+/* A delete's answer, sent once the monitor has torn down every sandbox
+ * it names (their cgroups, namespaces and homes are gone when the client
+ * hears it); the sandboxes left the broker at once. */
+struct api_deleting {
+	struct api_pending *pending;
+	Corral__SandboxDeleteReply *reply;
+	size_t waiting;                 /* teardowns not done yet, and one for the loop */
+};
+
 static void
-api_delete_one(struct daemon *d, struct sandbox *sb, Corral__SandboxDeleteReply *r)
+api_delete_done(void *arg)
 {
-	r->deleted[r->n_deleted++] = xstrdup(sb->name);
-	sandbox_delete(d, sb);
+	struct api_deleting *del = arg;
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
+
+	if (--del->waiting > 0)
+		return;
+	resp.response_case = CORRAL__RESPONSE__RESPONSE_SANDBOX_DELETE;
+	resp.sandbox_delete = del->reply;
+	api_pending_reply(del->pending, &resp);
+	api_response_clear(&resp);
+	free(del);
 }
 
-int
+/* Deletes SB, adding its name to the reply. */
+static void
+api_delete_one(struct daemon *d, struct sandbox *sb, struct api_deleting *del)
+{
+	del->reply->deleted[del->reply->n_deleted++] = xstrdup(sb->name);
+	del->waiting++;
+	sandbox_delete(d, sb, api_delete_done, del);
+}
+
+void
 api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, Corral__Response *resp)
+    const Corral__Request *req, struct api_pending *p)
 {
 	const Corral__SandboxDelete *del = req->sandbox_delete;
-	Corral__SandboxDeleteReply *r = xmalloc(sizeof(*r));
+	struct api_deleting *deleting = xmalloc(sizeof(*deleting));
 	struct sandbox *sb, *next;
 
-	corral__sandbox_delete_reply__init(r);
-	r->deleted = xcalloc(sandbox_count(d) + 1, sizeof(*r->deleted));
+	deleting->pending = p;
+	deleting->waiting = 1;
+	deleting->reply = xmalloc(sizeof(*deleting->reply));
+	corral__sandbox_delete_reply__init(deleting->reply);
+	deleting->reply->deleted = xcalloc(sandbox_count(d) + 1, sizeof(char *));
 	for (sb = d->sandboxes; del->all && sb != NULL; sb = next) {
 		next = sb->next;
 		if (sandbox_visible(sb, caller))
-			api_delete_one(d, sb, r);
+			api_delete_one(d, sb, deleting);
 	}
 	/* Idempotent: a name that is gone (or not the caller's) is no error. */
 	for (size_t i = 0; !del->all && i < del->n_names; i++)
 		if ((sb = sandbox_find(d, del->names[i])) != NULL && sandbox_visible(sb, caller))
-			api_delete_one(d, sb, r);
-	resp->response_case = CORRAL__RESPONSE__RESPONSE_SANDBOX_DELETE;
-	resp->sandbox_delete = r;
-	return 0;
+			api_delete_one(d, sb, deleting);
+	api_delete_done(deleting);
 }
 
 /* Collects what reaping removed into a ReapReply list. */

@@ -74,8 +74,7 @@ int api_sandbox_get(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
-int api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, Corral__Response *resp);
+
 int api_reap(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 
@@ -96,6 +95,9 @@ typedef void (*api_deferred_handler)(struct daemon *d, const struct sandbox_call
 void api_pending_reply(struct api_pending *p, const Corral__Response *resp);
 /* Sandbox creation (api-sandbox.c): answered once the monitor built it. */
 void api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct api_pending *p);
+/* Sandbox deletion (api-sandbox.c): answered once the monitor tore them down. */
+void api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct api_pending *p);
 /* The file API (api-fs.c): every Fs* request. */
 void api_fs(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,

@@ -456,7 +456,7 @@ daemon_reap_rows(struct daemon *d, daemon_reap_fn row, void *arg)
 		return 0;
 	for (size_t i = 0; i < dead.len; i++) {
 		if (d->sandboxes_ok)
-			privsep_destroy(d->privsep, dead.rows[i].name, NULL);
+			sandbox_destroy(d, dead.rows[i].name, NULL, NULL);
 		if (registry_remove(d->registry, dead.rows[i].name, NULL) == 0) {
 			n++;
 			if (row != NULL)
@@ -490,7 +490,7 @@ daemon_shutdown(struct daemon *d)
 	api_free(d->api);
 	d->api = NULL;
 	while (d->sandboxes != NULL)
-		sandbox_delete(d, d->sandboxes);
+		sandbox_delete(d, d->sandboxes, NULL, NULL);
 	metrics_stop(d);
 	/* The monitor tears the warm sandboxes down with the rest. */
 	warm_forget(d);

@@ -481,17 +481,6 @@ privsep_on_lost(struct privsep *ps, void (*lost)(void *arg), void *arg)
 	ps->lost_arg = arg;
 }
 
-/* A FAILED answer's text into *ERR; -1 either way. */
-static int
-privsep_failed(struct privsep *ps, char **err)
-{
-	const char *text;
-
-	if (monitor_wire_text_decode(ps->msg, MONITOR_FAILED, &text, NULL) == -1)
-		return reason_set(err, "the monitor answered with something else");
-	return reason_set(err, "%s", text);
-}
-
 /* Reads a create's answer MSG into OUT; -1 with the reason in *ERR. */
 static int
 privsep_built(struct privsep *ps, struct seqmsg *msg, struct monitor_built *out,
@@ -511,23 +500,48 @@ privsep_built(struct privsep *ps, struct seqmsg *msg, struct monitor_built *out,
 	return 0;
 }
 
-struct privsep_create_call {
+/* Who hears an asynchronous request's answer: the callback its decoder
+ * (the reply function it was queued with) knows to call. */
+struct privsep_asked {
 	struct privsep *ps;
-	privsep_built_fn built;
+	union {
+		privsep_built_fn built;
+		privsep_done_fn done;
+		privsep_socket_fn socket;
+		privsep_firewall_fn firewall;
+		privsep_owner_fn owner;
+	} to;
 	void *arg;
 };
+
+/* Sends the request composed in PS's buffer (held past the bound only if
+ * it MUST go); DECODE reads its answer and tells ASKED. */
+static int
+privsep_ask(struct privsep *ps, bool must, privsep_reply_fn decode, struct privsep_asked asked,
+    char **err)
+{
+	struct privsep_asked *c = xmalloc(sizeof(*c));
+
+	*c = asked;
+	c->ps = ps;
+	if (privsep_send_queued(ps, must, decode, c, err) == -1) {
+		free(c);
+		return -1;
+	}
+	return 0;
+}
 
 static void
 privsep_on_created(struct seqmsg *msg, void *arg)
 {
-	struct privsep_create_call *c = arg;
+	struct privsep_asked *c = arg;
 	struct monitor_built b;
 	char *err = NULL;
 
 	if (privsep_built(c->ps, msg, &b, &err) == -1)
-		c->built(NULL, err, c->arg);
+		c->to.built(NULL, err, c->arg);
 	else
-		c->built(&b, NULL, c->arg);
+		c->to.built(&b, NULL, c->arg);
 	free(err);
 	free(c);
 }
@@ -536,17 +550,9 @@ int
 privsep_create_async(struct privsep *ps, const struct monitor_create *req, bool must,
     privsep_built_fn built, void *arg, char **err)
 {
-	struct privsep_create_call *c = xcalloc(1, sizeof(*c));
-
-	c->ps = ps;
-	c->built = built;
-	c->arg = arg;
 	monitor_wire_create_encode(ps->msg, req);
-	if (privsep_send_queued(ps, must, privsep_on_created, c, err) == -1) {
-		free(c);
-		return -1;
-	}
-	return 0;
+	return privsep_ask(ps, must, privsep_on_created,
+	    (struct privsep_asked){ .to.built = built, .arg = arg }, err);
 }
 
 int
@@ -557,57 +563,37 @@ privsep_send_ca(struct privsep *ps, const char *pem, char **err)
 	return privsep_send(ps, true, err);
 }
 
-struct privsep_warm_call {
-	privsep_warm_fn done;
-	void *arg;
-};
-
+/* A DONE answer: "" when the work is done, else why not. */
 static void
-privsep_on_warmed(struct seqmsg *msg, void *arg)
+privsep_on_done(struct seqmsg *msg, void *arg)
 {
-	struct privsep_warm_call *c = arg;
+	struct privsep_asked *c = arg;
 	const char *text = "the monitor is gone";
 
 	if (msg != NULL && monitor_wire_text_decode(msg, MONITOR_DONE, &text, NULL) == -1)
 		text = "the monitor's answer is malformed";
-	c->done(text[0] != '\0' ? text : NULL, c->arg);
+	c->to.done(text[0] != '\0' ? text : NULL, c->arg);
 	free(c);
 }
 
 int
-privsep_warm_async(struct privsep *ps, unsigned slot, privsep_warm_fn done, void *arg,
+privsep_warm_async(struct privsep *ps, unsigned slot, privsep_done_fn done, void *arg,
     char **err)
 {
-	struct privsep_warm_call *c = xcalloc(1, sizeof(*c));
-
-	c->done = done;
-	c->arg = arg;
 	monitor_wire_warm_encode(ps->msg, slot);
 	/* The pool refills later: it never holds past the bound. */
-	if (privsep_send_queued(ps, false, privsep_on_warmed, c, err) == -1) {
-		free(c);
-		return -1;
-	}
-	return 0;
+	return privsep_ask(ps, false, privsep_on_done,
+	    (struct privsep_asked){ .to.done = done, .arg = arg }, err);
 }
 
 int
-privsep_destroy(struct privsep *ps, const char *name, char **err)
+privsep_destroy_async(struct privsep *ps, const char *name, privsep_done_fn done, void *arg,
+    char **err)
 {
-	const char *text;
-	int rc = -1;
-
 	monitor_wire_text_encode(ps->msg, MONITOR_DESTROY, name, -1);
-	if (privsep_call(ps, err) == -1)
-		return -1;
-	if (monitor_wire_text_decode(ps->msg, MONITOR_DONE, &text, NULL) == -1)
-		reason_set(err, "the monitor's answer is malformed");
-	else if (text[0] != '\0')
-		reason_set(err, "%s", text);
-	else
-		rc = 0;
-	seqmsg_clear(ps->msg);
-	return rc;
+	/* Small, and one per sandbox, which the shares bound. */
+	return privsep_ask(ps, true, privsep_on_done,
+	    (struct privsep_asked){ .to.done = done, .arg = arg }, err);
 }
 
 struct privsep_report {
@@ -647,69 +633,64 @@ privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
 	return count;
 }
 
-struct privsep_firewall_call {
-	privsep_firewall_fn done;
-	void *arg;
-};
-
 static void
 privsep_on_firewall(struct seqmsg *msg, void *arg)
 {
-	struct privsep_firewall_call *c = arg;
+	struct privsep_asked *c = arg;
 	const char *text;
 
 	if (msg == NULL)
-		c->done(NULL, "the monitor is gone", c->arg);
+		c->to.firewall(NULL, "the monitor is gone", c->arg);
 	else if (monitor_wire_text_decode(msg, MONITOR_FIREWALL_IS, &text, NULL) == -1)
-		c->done(NULL, "the monitor's answer is malformed", c->arg);
+		c->to.firewall(NULL, "the monitor's answer is malformed", c->arg);
 	else
-		c->done(text, NULL, c->arg);
+		c->to.firewall(text, NULL, c->arg);
 	free(c);
 }
 
 int
 privsep_firewall_async(struct privsep *ps, privsep_firewall_fn done, void *arg, char **err)
 {
-	struct privsep_firewall_call *c = xcalloc(1, sizeof(*c));
-
-	c->done = done;
-	c->arg = arg;
 	monitor_wire_text_encode(ps->msg, MONITOR_FIREWALL, "", -1);
 	/* Small, and one per connection, which the shares bound. */
-	if (privsep_send_queued(ps, true, privsep_on_firewall, c, err) == -1) {
-		free(c);
-		return -1;
-	}
-	return 0;
+	return privsep_ask(ps, true, privsep_on_firewall,
+	    (struct privsep_asked){ .to.firewall = done, .arg = arg }, err);
+}
+
+static void
+privsep_on_owned(struct seqmsg *msg, void *arg)
+{
+	struct privsep_asked *c = arg;
+	const char *text;
+	uid_t uid;
+	gid_t gid;
+
+	if (msg == NULL)
+		c->to.owner(0, 0, "the monitor is gone", c->arg);
+	else if (msg->type != MONITOR_OWNED)
+		c->to.owner(0, 0, monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == 0 ?
+		    text : "the monitor's answer is malformed", c->arg);
+	else if (monitor_wire_owned_decode(msg, &uid, &gid) == -1)
+		c->to.owner(0, 0, "the monitor's answer is malformed", c->arg);
+	else
+		c->to.owner(uid, gid, NULL, c->arg);
+	free(c);
 }
 
 int
-privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, gid_t *gid,
-    char **err)
+privsep_owner_async(struct privsep *ps, int caller_fd, const char *path, privsep_owner_fn done,
+    void *arg, char **err)
 {
-	int rc;
-
 	monitor_wire_text_encode(ps->msg, MONITOR_OWNER, path, caller_fd);
-	if (privsep_call(ps, err) == -1)
-		return -1;
-	if (ps->msg->type != MONITOR_OWNED)
-		rc = privsep_failed(ps, err);
-	else if ((rc = monitor_wire_owned_decode(ps->msg, uid, gid)) == -1)
-		reason_set(err, "the monitor's answer is malformed");
-	seqmsg_clear(ps->msg);
-	return rc;
+	/* Small, and root's alone. */
+	return privsep_ask(ps, true, privsep_on_owned,
+	    (struct privsep_asked){ .to.owner = done, .arg = arg }, err);
 }
-
-/* A NETSOCK asked for: who hears the answer. */
-struct privsep_netsock_call {
-	privsep_socket_fn done;
-	void *arg;
-};
 
 static void
 privsep_on_netsock(struct seqmsg *msg, void *arg)
 {
-	struct privsep_netsock_call *c = arg;
+	struct privsep_asked *c = arg;
 	const char *text;
 	char *err = NULL;
 	int fd = -1;
@@ -721,7 +702,7 @@ privsep_on_netsock(struct seqmsg *msg, void *arg)
 		    text : "the monitor's answer is malformed");
 	else if (monitor_wire_text_decode(msg, MONITOR_NETSOCK_IS, &text, &fd) == -1 || fd == -1)
 		reason_set(&err, "the monitor's answer is malformed");
-	c->done(fd, err, c->arg);
+	c->to.socket(fd, err, c->arg);
 	free(err);
 	free(c);
 }
@@ -730,17 +711,10 @@ int
 privsep_sandbox_socket_async(struct privsep *ps, int caller_fd, const char *name,
     privsep_socket_fn done, void *arg, char **err)
 {
-	struct privsep_netsock_call *c = xcalloc(1, sizeof(*c));
-
-	c->done = done;
-	c->arg = arg;
 	monitor_wire_text_encode(ps->msg, MONITOR_NETSOCK, name, caller_fd);
 	/* Small, and one per connection, which the shares bound. */
-	if (privsep_send_queued(ps, true, privsep_on_netsock, c, err) == -1) {
-		free(c);
-		return -1;
-	}
-	return 0;
+	return privsep_ask(ps, true, privsep_on_netsock,
+	    (struct privsep_asked){ .to.socket = done, .arg = arg }, err);
 }
 
 bool

@@ -69,22 +69,32 @@ int privsep_create_async(struct privsep *ps, const struct monitor_create *req, b
 /* Sends the CA that follows every create, right after it (its PEM; "": the
  * create is given up, and fails). No answer of its own. */
 int privsep_send_ca(struct privsep *ps, const char *pem, char **err);
-/* Asks for a warm sandbox in SLOT the same way: DONE hears NULL once it is
- * built, else why not ("the monitor is gone" when it went). -1 with *ERR
- * when it cannot be sent (DONE is then never called). */
-typedef void (*privsep_warm_fn)(const char *why, void *arg);
-int privsep_warm_async(struct privsep *ps, unsigned slot, privsep_warm_fn done, void *arg,
+/* The answer to a request that only says whether it was done: WHY is
+ * NULL when it was, else why not ("the monitor is gone" when it went). */
+typedef void (*privsep_done_fn)(const char *why, void *arg);
+/* Asks for a warm sandbox in SLOT the same way; DONE hears once it is
+ * built. -1 with *ERR when it cannot be sent (DONE is then never called). */
+int privsep_warm_async(struct privsep *ps, unsigned slot, privsep_done_fn done, void *arg,
     char **err);
+/* Tears sandbox NAME down (its cgroups and every process in them, its
+ * namespace, its HOME); DONE hears once it is gone, from the loop, so that
+ * a delete never holds every tunnel while the monitor finishes the
+ * creates asked before it. -1 with *ERR when it cannot be sent (DONE is
+ * then never called): the monitor is gone. */
+int privsep_destroy_async(struct privsep *ps, const char *name, privsep_done_fn done,
+    void *arg, char **err);
 
-/* The monitor's other operations, each waiting for its answer (bounded). */
-int privsep_destroy(struct privsep *ps, const char *name, char **err);
+/* Reaping, waiting for its answer (bounded): root's alone. */
 size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
     void (*removed)(const char *what, void *arg), void *arg);
 /* The owner of PATH, opened by root without following links (run_as of
  * a root caller's sandbox): answered only when CALLER_FD, the client's
- * connection, is root's. */
-int privsep_owner(struct privsep *ps, int caller_fd, const char *path, uid_t *uid, gid_t *gid,
-    char **err);
+ * connection, is root's. DONE(UID, GID, NULL, ARG), or DONE(0, 0, WHY,
+ * ARG), from the loop. -1 with *ERR when it cannot be sent (DONE is then
+ * never called). */
+typedef void (*privsep_owner_fn)(uid_t uid, gid_t gid, const char *why, void *arg);
+int privsep_owner_async(struct privsep *ps, int caller_fd, const char *path,
+    privsep_owner_fn done, void *arg, char **err);
 
 /* The answer to a socket asked for: FD (the hearer's), or -1 and why. */
 typedef void (*privsep_socket_fn)(int fd, const char *err, void *arg);

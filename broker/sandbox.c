@@ -67,6 +67,13 @@ struct sandbox_plan {
 	struct monitor_socket sockets[MONITOR_SOCKETS_MAX];     /* the policy's, for the monitor */
 	bool name_taken;                /* refused for its name alone: already_exists */
 	bool warm;                      /* SLOT holds a warm sandbox it claimed */
+	/* A root caller's run_as by default: the owner of its first writable
+	 * root, which the monitor tells; the plan is made again once known. */
+	bool owner_wanted;              /* not known yet: ask for roots[owner_root]'s */
+	size_t owner_root;
+	bool owner_known;
+	uid_t owner;
+	gid_t owner_group;
 };
 
 /* A create in flight: its own copy of the request, and the plan. */
@@ -77,6 +84,7 @@ struct sandbox_creating {
 	struct sandbox_plan plan;
 	bool reserved;                  /* its registry row exists */
 	bool sent;                      /* the monitor has the request */
+	int kept_fd;                    /* caller.fd duplicated while a create waits, or -1 */
 	char *ca_why;                   /* why its CA could not be made (it then fails) */
 	sandbox_created_fn done;
 	void *arg;
@@ -249,9 +257,6 @@ static int
 sandbox_plan_run_as_root(struct daemon *d, struct sandbox_plan *p, char **err)
 {
 	const struct passwd *pw;
-	char *why = NULL;
-	uid_t owner;
-	gid_t group;
 
 	if (p->req->run_as[0] != '\0') {
 		if ((pw = getpwnam(p->req->run_as)) == NULL) {
@@ -266,18 +271,18 @@ sandbox_plan_run_as_root(struct daemon *d, struct sandbox_plan *p, char **err)
 		if (p->roots[i].read_only)
 			continue;
 		/* The broker cannot look into root's folders: the monitor can. */
-		if (!d->sandboxes_ok || privsep_owner(d->privsep, p->caller->fd, p->roots[i].path, &owner,
-		    &group, &why) == -1) {
-			reason_set(err, "root %s: %s", p->roots[i].path,
-			    d->sandboxes_ok ? why : d->monitor_why);
-			free(why);
+		if (!d->sandboxes_ok)
+			return reason_set(err, "root %s: %s", p->roots[i].path, d->monitor_why);
+		if (!p->owner_known) {
+			p->owner_wanted = true;
+			p->owner_root = i;
 			return -1;
 		}
-		if (owner < SANDBOX_MIN_REGULAR_UID)
+		if (p->owner < SANDBOX_MIN_REGULAR_UID)
 			break;
-		p->uid = owner;
-		pw = getpwuid(owner);
-		p->gid = pw != NULL ? pw->pw_gid : group;
+		p->uid = p->owner;
+		pw = getpwuid(p->owner);
+		p->gid = pw != NULL ? pw->pw_gid : p->owner_group;
 		return 0;
 	}
 	reason_set(err, "the first writable root does not belong to a regular user, and a "
@@ -932,7 +937,7 @@ fail:
 		exec_channel_free(sb->channel);
 		proxy_tenant_free(sb->tenant);
 	}
-	privsep_destroy(d->privsep, p->name, NULL);
+	sandbox_destroy(d, p->name, NULL, NULL);
 	sandbox_free(sb);
 	return NULL;
 }
@@ -968,6 +973,8 @@ sandbox_creating_end(struct sandbox_creating *c, struct sandbox *sb, const char 
 	free(c->plan.ca_pem);
 	corral__sandbox_create__free_unpacked(c->req, NULL);
 	free(c->ca_why);
+	if (c->kept_fd != -1)
+		close(c->kept_fd);
 	free(c);
 	/* After the create it served (or refused): a refill never delays a
 	 * claim, and a claimed warm sandbox is replaced. */
@@ -1061,22 +1068,66 @@ sandbox_send_ca(struct daemon *d, struct sandbox_creating *c)
 	}
 }
 
-void
-sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__SandboxCreate *req, sandbox_created_fn done, void *arg)
+static void sandbox_create_planned(struct sandbox_creating *c);
+
+/* The owner of a root caller's first writable root, as the monitor told:
+ * the plan is made again with it. */
+static void
+sandbox_on_owner(uid_t uid, gid_t gid, const char *why, void *arg)
 {
-	struct sandbox_creating *c = xcalloc(1, sizeof(*c));
+	struct sandbox_creating *c = arg;
+	char *err = NULL;
+
+	if (why != NULL) {
+		secrets_wipe_request(c->req);
+		reason_set(&err, "root %s: %s", c->plan.roots[c->plan.owner_root].path, why);
+		sandbox_creating_end(c, NULL, WIRE_ERR_INVALID, err);
+		free(err);
+		return;
+	}
+	c->plan = (struct sandbox_plan){ .req = c->req, .caller = &c->caller, .slot = -1,
+	    .owner_known = true, .owner = uid, .owner_group = gid };
+	sandbox_create_planned(c);
+}
+
+/* Asks the monitor for the owner the plan wants, in turn after what it
+ * was asked before, while the loop goes on. The client's connection is
+ * kept open meanwhile: the monitor reads the caller from it, now and
+ * for the create, and a number that closed could name another's. */
+static int
+sandbox_ask_owner(struct sandbox_creating *c, char **err)
+{
+	const char *path = c->plan.roots[c->plan.owner_root].path;
+	char *why = NULL;
+
+	if ((c->kept_fd = fcntl(c->caller.fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		return reason_set(err, "cannot keep the connection: %s", strerror(errno));
+	c->caller.fd = c->kept_fd;
+	if (privsep_owner_async(c->d->privsep, c->caller.fd, path, sandbox_on_owner, c,
+	    &why) == -1) {
+		reason_set(err, "root %s: %s", path, why);
+		free(why);
+		return -1;
+	}
+	return 0;
+}
+
+/* Plans C's request, reserves its row and sends it to the monitor; or
+ * asks the owner the plan needs first, and comes back. */
+static void
+sandbox_create_planned(struct sandbox_creating *c)
+{
+	struct daemon *d = c->d;
 	struct monitor_create mc;
 	char *err = NULL;
 	const char *code = WIRE_ERR_INVALID;
 
-	c->d = d;
-	c->caller = *caller;
-	c->req = sandbox_request_copy(req);
-	c->plan = (struct sandbox_plan){ .req = c->req, .caller = &c->caller, .slot = -1 };
-	c->done = done;
-	c->arg = arg;
 	if (sandbox_plan(d, &c->plan, &err) == -1) {
+		if (c->plan.owner_wanted && err == NULL) {
+			if (sandbox_ask_owner(c, &err) == 0)
+				return;
+			code = WIRE_ERR_UNAVAILABLE;
+		}
 		secrets_wipe_request(c->req);
 		if (c->plan.name_taken)
 			code = WIRE_ERR_EXISTS;
@@ -1107,6 +1158,22 @@ sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
 refused:
 	sandbox_creating_end(c, NULL, code, err);
 	free(err);
+}
+
+void
+sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__SandboxCreate *req, sandbox_created_fn done, void *arg)
+{
+	struct sandbox_creating *c = xcalloc(1, sizeof(*c));
+
+	c->d = d;
+	c->caller = *caller;
+	c->kept_fd = -1;
+	c->req = sandbox_request_copy(req);
+	c->plan = (struct sandbox_plan){ .req = c->req, .caller = &c->caller, .slot = -1 };
+	c->done = done;
+	c->arg = arg;
+	sandbox_create_planned(c);
 }
 
 void
@@ -1148,19 +1215,51 @@ sandbox_abandon(struct daemon *d, struct sandbox *sb)
 	sandbox_free(sb);
 }
 
-void
-sandbox_delete(struct daemon *d, struct sandbox *sb)
+/* A sandbox the monitor is tearing down, and who waits for it. */
+struct sandbox_destroying {
+	struct daemon *d;
+	char *name;
+	void (*done)(void *arg);
+	void *arg;
+};
+
+static void
+sandbox_on_destroyed(const char *why, void *arg)
 {
+	struct sandbox_destroying *del = arg;
+
+	/* At shutdown the monitor tears down whatever is left by itself. */
+	if (why != NULL && !del->d->closing)
+		log_error("sandbox %s: %s", del->name, why);
+	if (del->done != NULL)
+		del->done(del->arg);
+	free(del->name);
+	free(del);
+}
+
+void
+sandbox_destroy(struct daemon *d, const char *name, void (*done)(void *arg), void *arg)
+{
+	struct sandbox_destroying *del = xmalloc(sizeof(*del));
 	char *err = NULL;
 
-	/* What the broker holds goes first, then what the monitor holds:
-	 * cgroups (every process), the namespace, HOME. */
+	*del = (struct sandbox_destroying){ d, xstrdup(name), done, arg };
+	if (privsep_destroy_async(d->privsep, name, sandbox_on_destroyed, del, &err) == -1) {
+		sandbox_on_destroyed(err, del);
+		free(err);
+	}
+}
+
+void
+sandbox_delete(struct daemon *d, struct sandbox *sb, void (*done)(void *arg), void *arg)
+{
+	/* What the broker holds goes first, then what the monitor holds. A
+	 * create of the same name that follows is built after this teardown:
+	 * the monitor serves in order. */
 	sandbox_end(d, sb, "deleted");
-	if (privsep_destroy(d->privsep, sb->name, &err) == -1)
-		log_error("sandbox %s: %s", sb->name, err);
-	free(err);
 	registry_remove(d->registry, sb->name, NULL);
 	log_info("sandbox %s deleted", sb->name);
+	sandbox_destroy(d, sb->name, done, arg);
 	sandbox_free(sb);
 	warm_fill(d);           /* it made room */
 }

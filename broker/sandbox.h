@@ -107,8 +107,14 @@ typedef void (*sandbox_gone_fn)(struct sandbox *sb);
 /* Adds FN to the hooks sandbox_delete calls first, in the order added. */
 void sandbox_on_gone(struct daemon *d, sandbox_gone_fn fn);
 /* Tears SB down and forgets it: the hooks, then its tunnels, its channel
- * (corral-init ends) and what the monitor holds. */
-void sandbox_delete(struct daemon *d, struct sandbox *sb);
+ * (corral-init ends), its registry row, at once; then what the monitor
+ * holds (cgroups, namespace, HOME), after the monitor's earlier work.
+ * DONE(ARG), when not NULL, hears once that is gone too (possibly before
+ * this returns: the monitor is gone). */
+void sandbox_delete(struct daemon *d, struct sandbox *sb, void (*done)(void *arg), void *arg);
+/* Has the monitor tear down what it holds of NAME (a sandbox the broker
+ * no longer knows), in turn after its earlier work; DONE as above. */
+void sandbox_destroy(struct daemon *d, const char *name, void (*done)(void *arg), void *arg);
 /* Ends SB without the monitor (it is gone): the hooks, its tunnels, its
  * channel (corral-init ends, and every process of the sandbox with it);
  * its registry row stays for the next start to reap. */

@@ -178,7 +178,7 @@ warm_room(const struct daemon *d, bool one_more)
 static void
 warm_trim(struct daemon *d)
 {
-	char name[64], *err = NULL;
+	char name[64];
 	struct warm_sandbox *w, *next;
 
 	for (w = d->warm; w != NULL; w = next) {
@@ -187,14 +187,9 @@ warm_trim(struct daemon *d)
 		    warm_count(d, w->profile, false) <= warm_wanted(d, w->profile)))
 			continue;
 		snprintf(name, sizeof(name), MONITOR_WARM_PREFIX "%u", w->slot);
-		if (privsep_destroy(d->privsep, name, &err) == -1) {
-			log_warnx("warm pool: discarding %s: %s", name, err);
-			free(err);
-			err = NULL;
-		}
+		sandbox_destroy(d, name, NULL, NULL);
 		warm_unlink(d, w);
 		free(w);
-		next = d->warm;         /* a synchronous call may have run callbacks */
 	}
 }
 

@@ -10,8 +10,11 @@
 # then at once for 16 creates over 32 folders whose paths are 3.5 KB long
 # (about 120 KB a request: two fill the link's buffer, ten more what the
 # broker keeps); root asks for one in the middle of them.
+# ctest-fv deletes a sandbox of its own in the middle of the burst, and
+# lists its sandboxes while the delete waits its turn at the monitor.
 # Expects: every create is answered: made, or refused because the monitor
-# is busy; root's is made; corrald still runs and serves: ctest-fv's
+# is busy; root's is made; the list answers before the delete, which
+# answers once the sandbox's home is gone; corrald still runs and serves: ctest-fv's
 # sandbox answers; a sandbox over 32 folders sees each of them; the log has
 # no teardown.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -61,8 +64,9 @@ CORRAL_SOCK="$TB_DIR/corrald.sock"
 chmod 0666 "$CORRAL_SOCK"
 daemon_pid=$(tb_pid corrald)
 
-out=$(corral_as "$UID_V" sandbox create --name v1 --profile strict --root "$fv" 2>&1)
-check_eq "the neighbour's sandbox is made" 0 $?
+out=$(corral_as "$UID_V" sandbox create --name v1 --profile strict --root "$fv" 2>&1 &&
+	corral_as "$UID_V" sandbox create --name v2 --profile strict --root "$fv" 2>&1)
+check_eq "the neighbour's sandboxes are made" 0 $?
 chmod 0777 "$TB_DIR/users"
 
 # Root's create, when the burst is half sent.
@@ -77,6 +81,28 @@ chmod 0777 "$TB_DIR/users"
 	echo "exit $?" >>"$TB_DIR/root-create.out"
 ) &
 root_create=$!
+
+# The neighbour's delete, then its list, when the burst is half sent: each
+# notes when it was answered (and the delete whether the home was gone).
+stamp() { date +%s%N; }
+(
+	i=0
+	while [ ! -e "$TB_DIR/users/root-turn" ] && [ "$i" -lt 300 ]; do
+		sleep 0.01
+		i=$((i + 1))
+	done
+	stamp >"$TB_DIR/delete.start"
+	(
+		corral_as "$UID_V" sandbox delete v2 >/dev/null 2>&1
+		echo "$? $(stamp)" >"$TB_DIR/delete.out"
+		[ -e "$TB_DIR/state/sandboxes/v2" ] && echo "home left" >>"$TB_DIR/delete.out"
+	) &
+	sleep 0.02
+	corral_as "$UID_V" sandbox list >"$TB_DIR/list.json" 2>&1
+	echo "$? $(stamp)" >"$TB_DIR/list.out"
+	wait
+) &
+neighbour=$!
 
 # The burst, through the Python client, each create on a connection of
 # its own: prints one line per create, "made NAME" or "refused: why".
@@ -114,13 +140,24 @@ print("answered", len(said))
 PY
 )
 echo "$burst" | sed 's/^/# /'
-wait "$root_create"
+wait "$root_create" "$neighbour"
 check_eq "every create of the burst is answered" "answered $((LONG_CREATES + 1))" \
 	"$(echo "$burst" | grep '^answered')"
 check_eq "each is made, or refused because the monitor is busy" "" \
 	"$(echo "$burst" | grep -v '^answered\|^[a-z0-9]* made \|the monitor is busy')"
 check_eq "root's create in the middle of the burst is made" "exit 0" \
 	"$(tail -n 1 "$TB_DIR/root-create.out")"
+read -r list_rc list_at <"$TB_DIR/list.out"
+read -r delete_rc delete_at <"$TB_DIR/delete.out"
+echo "# the delete took $(( (delete_at - $(cat "$TB_DIR/delete.start")) / 1000000 )) ms"
+echo "# the list answered $(( (delete_at - list_at) / 1000000 )) ms before the delete"
+check_eq "the neighbour's delete and list are answered" "0 0" "$delete_rc $list_rc"
+check "the list is answered while the delete waits for the monitor" \
+	[ "$list_at" -lt "$delete_at" ]
+check_lacks "the list no longer shows the sandbox being deleted" \
+	"$(cat "$TB_DIR/list.json")" '"v2"'
+check_eq "the delete answers once the sandbox's home is gone" 1 \
+	"$(wc -l <"$TB_DIR/delete.out")"
 check "corrald still runs" kill -0 "$daemon_pid"
 check_eq "the neighbour's sandbox answers" ok \
 	"$(corral_as "$UID_V" exec v1 -- echo ok 2>&1)"
