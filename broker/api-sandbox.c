@@ -12,6 +12,7 @@
 #include "broker/conf.h"
 #include "broker/sandbox.h"
 #include "broker/secrets.h"
+#include "common/reason.h"
 #include "common/timeutil.h"
 #include "common/wire.h"
 #include "common/xmalloc.h"
@@ -184,25 +185,38 @@ api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
 
 /* A delete's answer, sent once the monitor has torn down every sandbox
  * it names (their cgroups, namespaces and homes are gone when the client
- * hears it); the sandboxes left the broker at once. */
+ * hears it); the sandboxes left the broker at once. A teardown the
+ * monitor could not confirm (it died) makes the answer an error: the
+ * daemon never says "deleted" for what it cannot vouch for. */
 struct api_deleting {
 	struct api_pending *pending;
 	Corral__SandboxDeleteReply *reply;
 	size_t waiting;                 /* teardowns not done yet, and one for the loop */
+	char *failed;                   /* the first teardown not confirmed, and why */
 };
 
 static void
-api_delete_done(void *arg)
+api_delete_done(const char *name, const char *why, void *arg)
 {
 	struct api_deleting *del = arg;
 	Corral__Response resp = CORRAL__RESPONSE__INIT;
 
+	if (why != NULL && del->failed == NULL)
+		reason_set(&del->failed, "sandbox %s is stopped, but its teardown is not confirmed "
+		    "(%s): corral reap, or the next start of corrald, removes what is left",
+		    name, why);
 	if (--del->waiting > 0)
 		return;
-	resp.response_case = CORRAL__RESPONSE__RESPONSE_SANDBOX_DELETE;
-	resp.sandbox_delete = del->reply;
+	if (del->failed != NULL) {
+		api_error(&resp, WIRE_ERR_UNAVAILABLE, "%s", del->failed);
+		corral__sandbox_delete_reply__free_unpacked(del->reply, NULL);
+	} else {
+		resp.response_case = CORRAL__RESPONSE__RESPONSE_SANDBOX_DELETE;
+		resp.sandbox_delete = del->reply;
+	}
 	api_pending_reply(del->pending, &resp);
 	api_response_clear(&resp);
+	free(del->failed);
 	free(del);
 }
 
@@ -225,6 +239,7 @@ api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
 
 	deleting->pending = p;
 	deleting->waiting = 1;
+	deleting->failed = NULL;
 	deleting->reply = xmalloc(sizeof(*deleting->reply));
 	corral__sandbox_delete_reply__init(deleting->reply);
 	deleting->reply->deleted = xcalloc(sandbox_count(d) + 1, sizeof(char *));
@@ -237,7 +252,7 @@ api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
 	for (size_t i = 0; !del->all && i < del->n_names; i++)
 		if ((sb = sandbox_find(d, del->names[i])) != NULL && sandbox_visible(sb, caller))
 			api_delete_one(d, sb, deleting);
-	api_delete_done(deleting);
+	api_delete_done(NULL, NULL, deleting);
 }
 
 /* Collects what reaping removed into a ReapReply list. */

@@ -1219,7 +1219,7 @@ sandbox_abandon(struct daemon *d, struct sandbox *sb)
 struct sandbox_destroying {
 	struct daemon *d;
 	char *name;
-	void (*done)(void *arg);
+	sandbox_destroyed_fn done;
 	void *arg;
 };
 
@@ -1232,13 +1232,13 @@ sandbox_on_destroyed(const char *why, void *arg)
 	if (why != NULL && !del->d->closing)
 		log_error("sandbox %s: %s", del->name, why);
 	if (del->done != NULL)
-		del->done(del->arg);
+		del->done(del->name, why, del->arg);
 	free(del->name);
 	free(del);
 }
 
 void
-sandbox_destroy(struct daemon *d, const char *name, void (*done)(void *arg), void *arg)
+sandbox_destroy(struct daemon *d, const char *name, sandbox_destroyed_fn done, void *arg)
 {
 	struct sandbox_destroying *del = xmalloc(sizeof(*del));
 	char *err = NULL;
@@ -1251,7 +1251,7 @@ sandbox_destroy(struct daemon *d, const char *name, void (*done)(void *arg), voi
 }
 
 void
-sandbox_delete(struct daemon *d, struct sandbox *sb, void (*done)(void *arg), void *arg)
+sandbox_delete(struct daemon *d, struct sandbox *sb, sandbox_destroyed_fn done, void *arg)
 {
 	/* What the broker holds goes first, then what the monitor holds. A
 	 * create of the same name that follows is built after this teardown:

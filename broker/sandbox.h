@@ -106,15 +106,18 @@ typedef void (*sandbox_gone_fn)(struct sandbox *sb);
 #define SANDBOX_GONE_HOOKS_MAX 4
 /* Adds FN to the hooks sandbox_delete calls first, in the order added. */
 void sandbox_on_gone(struct daemon *d, sandbox_gone_fn fn);
+/* Who waits for a teardown: WHY is NULL once what the monitor held of
+ * NAME is gone, else why that is not known (the monitor is gone: the next
+ * start reaps it). Both are valid during the call only. */
+typedef void (*sandbox_destroyed_fn)(const char *name, const char *why, void *arg);
 /* Tears SB down and forgets it: the hooks, then its tunnels, its channel
  * (corral-init ends), its registry row, at once; then what the monitor
  * holds (cgroups, namespace, HOME), after the monitor's earlier work.
- * DONE(ARG), when not NULL, hears once that is gone too (possibly before
- * this returns: the monitor is gone). */
-void sandbox_delete(struct daemon *d, struct sandbox *sb, void (*done)(void *arg), void *arg);
+ * DONE, when not NULL, hears once (possibly before this returns). */
+void sandbox_delete(struct daemon *d, struct sandbox *sb, sandbox_destroyed_fn done, void *arg);
 /* Has the monitor tear down what it holds of NAME (a sandbox the broker
  * no longer knows), in turn after its earlier work; DONE as above. */
-void sandbox_destroy(struct daemon *d, const char *name, void (*done)(void *arg), void *arg);
+void sandbox_destroy(struct daemon *d, const char *name, sandbox_destroyed_fn done, void *arg);
 /* Ends SB without the monitor (it is gone): the hooks, its tunnels, its
  * channel (corral-init ends, and every process of the sandbox with it);
  * its registry row stays for the next start to reap. */

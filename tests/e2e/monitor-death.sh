@@ -3,11 +3,13 @@
 # monitor is killed, the broker vouches for nothing any more.
 # Sets up: the test bed; corrald in the test host; a workspace owned by
 # uid 1000; a sandbox with a long-running background job.
-# Does: SIGKILL to the monitor; then asks the daemon; then starts corrald
+# Does: stops the monitor (SIGSTOP) and asks for a second sandbox's
+# delete; SIGKILL to the monitor; then asks the daemon; then starts corrald
 # again on the same state folder.
 # Expects: every process of the sandbox gone within seconds; the broker
 # exits with status 3; a client is told the daemon is not there (never
-# "ready" or "deleted"), and the client of a run in flight that the run
+# "ready" or "deleted": nor the delete in flight, whose teardown the
+# monitor never confirmed), and the client of a run in flight that the run
 # ended with it; the next start reaps the sandbox's cgroups and
 # home, and lists no sandbox.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -43,8 +45,9 @@ wait_until() {
 	return 1
 }
 
-corral sandbox create --root "$ws" --name md1 >/dev/null
-check_eq "a sandbox is created" 0 $?
+corral sandbox create --root "$ws" --name md1 >/dev/null &&
+	corral sandbox create --root "$ws" --name md2 >/dev/null
+check_eq "two sandboxes are created" 0 $?
 corral run md1 --id bg -- 'sleep 300 >/dev/null 2>&1 &' >/dev/null
 broker=$(tb_pid corrald)
 monitor=$(pgrep -P "$broker" -x corrald-monitor)
@@ -60,6 +63,11 @@ check "the sandbox has a home" test -d "$home"
 corral run md1 --id inflight -- 'sleep 30' >/dev/null 2>"$TB_DIR/run.err" &
 runner=$!
 sleep 1
+# A delete the monitor never answers: it is stopped, then killed.
+kill -STOP "$monitor"
+corral sandbox delete md2 >"$TB_DIR/delete.out" 2>&1 &
+deleter=$!
+sleep 0.5
 kill -KILL "$monitor"
 no_sleepers() { ! sleepers; }
 wait_until no_sleepers
@@ -76,6 +84,11 @@ check_eq "the client of the run in flight exits 125 (corral failed, not the run)
 check_contains "saying the run ended with the daemon" "$(cat "$TB_DIR/run.err")" \
 	"corrald no longer answers"
 check_lacks "never that it goes on" "$(cat "$TB_DIR/run.err")" "goes on"
+wait "$deleter"
+rc=$?
+sed 's/^/# delete: /' "$TB_DIR/delete.out"
+check "the delete in flight fails" test "$rc" -ne 0
+check_lacks "and never says deleted" "$(cat "$TB_DIR/delete.out")" "deleted md2"
 
 out=$(corral sandbox list 2>&1)
 rc=$?
