@@ -146,6 +146,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.echo_len[0] = strlen(FUZZ_VALUE);
 	m.nechoes = 1;
 	m.hold_bytes = SECRETSUB_ECHO_FORM_BYTES(strlen(FUZZ_VALUE)) - 1;
+	/* As mitm_echo_learn makes it: where a form across what passed and
+	 * what comes is searched for. */
+	m.junction = malloc(2 * m.hold_bytes);
 	m.client = fuzz_side(base);
 	m.upstream = fuzz_side(base);
 	m.finish = evtimer_new(base, fuzz_on_finish, &m);
@@ -169,6 +172,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bufferevent_free(m.upstream);
 	event_free(m.finish);
 	evbuffer_free(m.client_wire);
+	free(m.junction);
 	/* libevent finishes freeing a bufferevent from its loop. */
 	event_base_loop(base, EVLOOP_NONBLOCK);
 	return 0;
