@@ -243,56 +243,97 @@ api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
 	deleting->reply = xmalloc(sizeof(*deleting->reply));
 	corral__sandbox_delete_reply__init(deleting->reply);
 	deleting->reply->deleted = xcalloc(sandbox_count(d) + 1, sizeof(char *));
+	/* A teardown asked for before and not done yet is waited for too
+	 * (not listed: that delete did): a delete answers when it is gone. */
+	if (del->all)
+		deleting->waiting += sandbox_await_teardowns(d, NULL, caller, api_delete_done,
+		    deleting);
 	for (sb = d->sandboxes; del->all && sb != NULL; sb = next) {
 		next = sb->next;
 		if (sandbox_visible(sb, caller))
 			api_delete_one(d, sb, deleting);
 	}
 	/* Idempotent: a name that is gone (or not the caller's) is no error. */
-	for (size_t i = 0; !del->all && i < del->n_names; i++)
+	for (size_t i = 0; !del->all && i < del->n_names; i++) {
+		deleting->waiting += sandbox_await_teardowns(d, del->names[i], caller,
+		    api_delete_done, deleting);
 		if ((sb = sandbox_find(d, del->names[i])) != NULL && sandbox_visible(sb, caller))
 			api_delete_one(d, sb, deleting);
+	}
 	api_delete_done(NULL, NULL, deleting);
 }
 
-/* Collects what reaping removed into a ReapReply list. */
-struct api_reap_list {
-	char **items;
-	size_t n, cap;
+/* A reap's answer, sent once the monitor has removed what no sandbox
+ * owns: the registry rows it removed, then the objects. */
+struct api_reaping {
+	struct api_pending *pending;
+	char **rows, **objects;
+	size_t nrows, nobjects, rows_cap, objects_cap;
 };
 
 static void
-api_reap_add(const char *what, void *arg)
+api_reap_add(char ***items, size_t *n, size_t *cap, const char *what)
 {
-	struct api_reap_list *l = arg;
-
-	if (l->n == l->cap) {
-		l->cap = l->cap == 0 ? 16 : l->cap * 2;
-		l->items = xreallocarray(l->items, l->cap, sizeof(*l->items));
+	if (*n == *cap) {
+		*cap = *cap == 0 ? 16 : *cap * 2;
+		*items = xreallocarray(*items, *cap, sizeof(**items));
 	}
-	l->items[l->n++] = xstrdup(what);
+	(*items)[(*n)++] = xstrdup(what);
 }
 
-int
-api_reap(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
-    Corral__Response *resp)
+static void
+api_reap_row(const char *what, void *arg)
 {
-	struct api_reap_list rows = { 0 }, objects = { 0 };
-	Corral__ReapReply *r;
+	struct api_reaping *r = arg;
 
+	api_reap_add(&r->rows, &r->nrows, &r->rows_cap, what);
+}
+
+static void
+api_reap_object(const char *what, void *arg)
+{
+	struct api_reaping *r = arg;
+
+	api_reap_add(&r->objects, &r->nobjects, &r->objects_cap, what);
+}
+
+static void
+api_reaped(size_t removed, void *arg)
+{
+	struct api_reaping *r = arg;
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
+	Corral__ReapReply *reply = xmalloc(sizeof(*reply));
+
+	(void)removed;
+	corral__reap_reply__init(reply);
+	reply->sandboxes = r->rows;
+	reply->n_sandboxes = r->nrows;
+	reply->objects = r->objects;
+	reply->n_objects = r->nobjects;
+	resp.response_case = CORRAL__RESPONSE__RESPONSE_REAP;
+	resp.reap = reply;
+	api_pending_reply(r->pending, &resp);
+	api_response_clear(&resp);
+	free(r);
+}
+
+void
+api_reap(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
+    struct api_pending *p)
+{
+	Corral__Response resp = CORRAL__RESPONSE__INIT;
+	struct api_reaping *r;
+
+	(void)req;
 	if (caller->uid != 0) {
-		api_error(resp, WIRE_ERR_PERMISSION, "only root may reap (it touches every user's "
-		    "leftovers)");
-		return 0;
+		api_error(&resp, WIRE_ERR_PERMISSION, "only root may reap (it touches every "
+		    "user's leftovers)");
+		api_pending_reply(p, &resp);
+		api_response_clear(&resp);
+		return;
 	}
-	daemon_reap(d, api_reap_add, &rows, api_reap_add, &objects);
-	r = xmalloc(sizeof(*r));
-	corral__reap_reply__init(r);
-	r->sandboxes = rows.items;
-	r->n_sandboxes = rows.n;
-	r->objects = objects.items;
-	r->n_objects = objects.n;
-	resp->response_case = CORRAL__RESPONSE__RESPONSE_REAP;
-	resp->reap = r;
-	return 0;
+	r = xcalloc(1, sizeof(*r));
+	r->pending = p;
+	/* The loop goes on while the monitor reaches it. */
+	daemon_reap(d, false, api_reap_row, api_reap_object, api_reaped, r);
 }

@@ -90,7 +90,6 @@ static const struct {
 	{ CORRAL__REQUEST__REQUEST_DENIALS, api_denials },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_GET, api_sandbox_get },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_LIST, api_sandbox_list },
-	{ CORRAL__REQUEST__REQUEST_REAP, api_reap },
 	{ CORRAL__REQUEST__REQUEST_RUN_ACK, api_run_ack },
 	{ CORRAL__REQUEST__REQUEST_RUN_INTERRUPT, api_run_interrupt },
 	{ CORRAL__REQUEST__REQUEST_RUN_LIST, api_run_list },
@@ -105,6 +104,7 @@ static const struct {
 } api_deferred[] = {
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_CREATE, api_sandbox_create },
 	{ CORRAL__REQUEST__REQUEST_SANDBOX_DELETE, api_sandbox_delete },
+	{ CORRAL__REQUEST__REQUEST_REAP, api_reap },
 	{ CORRAL__REQUEST__REQUEST_STATUS, api_status },
 	{ CORRAL__REQUEST__REQUEST_FS_READ, api_fs },
 	{ CORRAL__REQUEST__REQUEST_FS_WRITE, api_fs },

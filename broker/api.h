@@ -75,8 +75,7 @@ int api_sandbox_get(struct daemon *d, const struct sandbox_caller *caller,
 int api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
 
-int api_reap(struct daemon *d, const struct sandbox_caller *caller,
-    const Corral__Request *req, Corral__Response *resp);
+
 
 int api_run_ack(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, Corral__Response *resp);
@@ -98,6 +97,9 @@ void api_sandbox_create(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct api_pending *p);
 /* Sandbox deletion (api-sandbox.c): answered once the monitor tore them down. */
 void api_sandbox_delete(struct daemon *d, const struct sandbox_caller *caller,
+    const Corral__Request *req, struct api_pending *p);
+/* Reaping (api-sandbox.c), root's: answered once the monitor has reaped. */
+void api_reap(struct daemon *d, const struct sandbox_caller *caller,
     const Corral__Request *req, struct api_pending *p);
 /* The file API (api-fs.c): every Fs* request. */
 void api_fs(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,

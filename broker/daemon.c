@@ -420,11 +420,18 @@ daemon_run_of(struct daemon *d, struct sandbox *sb, pid_t pid, const pid_t *ance
 	return NULL;
 }
 
+static void
+daemon_reaped_at_start(size_t removed, void *arg)
+{
+	(void)arg;
+	if (removed > 0)
+		log_info("reaped %zu leftovers of a broker that is gone", removed);
+}
+
 int
 daemon_sandboxes_start(struct daemon *d)
 {
 	char *path, *err = NULL;
-	size_t n;
 
 	xasprintf(&path, "%s/registry.db", d->cfg->state_dir);
 	d->registry = registry_open(path, &err);
@@ -434,8 +441,8 @@ daemon_sandboxes_start(struct daemon *d)
 		free(err);
 		return -1;
 	}
-	if ((n = daemon_reap(d, NULL, NULL, NULL, NULL)) > 0)
-		log_info("reaped %zu leftovers of a broker that is gone", n);
+	/* Before the loop serves anyone: what is left goes first. */
+	daemon_reap(d, true, NULL, NULL, daemon_reaped_at_start, NULL);
 	/* Exec streams and shells let go of a sandbox before it goes. */
 	sandbox_on_gone(d, api_exec_sandbox_gone);
 	sandbox_on_gone(d, shell_sandbox_gone);
@@ -467,20 +474,50 @@ daemon_reap_rows(struct daemon *d, daemon_reap_fn row, void *arg)
 	return n;
 }
 
-size_t
-daemon_reap(struct daemon *d, daemon_reap_fn row, void *row_arg, daemon_reap_fn object,
-    void *object_arg)
+/* A reap under way: what it removed so far, and who hears the rest. */
+struct daemon_reaping {
+	size_t removed;
+	daemon_reap_fn object;
+	daemon_reaped_fn done;
+	void *arg;
+};
+
+static void
+daemon_on_reaped(size_t count, const char *const *what, size_t n, const char *why, void *arg)
+{
+	struct daemon_reaping *r = arg;
+
+	if (why != NULL)
+		log_error("reap: %s", why);
+	for (size_t i = 0; r->object != NULL && i < n; i++)
+		r->object(what[i], r->arg);
+	r->removed += count;
+	if (r->done != NULL)
+		r->done(r->removed, r->arg);
+	free(r);
+}
+
+void
+daemon_reap(struct daemon *d, bool wait, daemon_reap_fn row, daemon_reap_fn object,
+    daemon_reaped_fn done, void *arg)
 {
 	const char **live = xcalloc(sandbox_count(d) + 1, sizeof(*live));
-	size_t n = 0, removed;
+	struct daemon_reaping *r = xmalloc(sizeof(*r));
+	char *err = NULL;
+	size_t n = 0;
 
 	for (struct sandbox *sb = d->sandboxes; sb != NULL; sb = sb->next)
 		live[n++] = sb->name;
-	removed = daemon_reap_rows(d, row, row_arg);
-	if (d->sandboxes_ok)
-		removed += privsep_reap(d->privsep, live, n, object, object_arg);
+	*r = (struct daemon_reaping){ daemon_reap_rows(d, row, arg), object, done, arg };
+	if (!d->sandboxes_ok) {
+		daemon_on_reaped(0, NULL, 0, NULL, r);
+	} else if (wait) {
+		privsep_reap(d->privsep, live, n, daemon_on_reaped, r);
+	} else if (privsep_reap_async(d->privsep, live, n, daemon_on_reaped, r, &err) == -1) {
+		daemon_on_reaped(0, NULL, 0, err, r);
+		free(err);
+	}
 	free(live);
-	return removed;
 }
 
 void

@@ -69,6 +69,7 @@ struct daemon {
 	const char *runtime_dir;        /* corral-init's folder: corral-shell's too */
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */
+	struct sandbox_destroying *destroying;  /* teardowns the monitor has not done yet */
 	struct warm_sandbox *warm;      /* the warm pool (warm.c) */
 	struct event *warm_timer;       /* ... its next try after a failed build */
 	bool warm_held;                 /* ... until then */
@@ -93,11 +94,15 @@ void daemon_bypass_start(struct daemon *d);
 /* Opens the registry, then reaps what a dead broker left. -1 (logged)
  * when the registry cannot be opened. */
 int daemon_sandboxes_start(struct daemon *d);
-/* Reaps: registry rows whose server is gone (ROW hears each name), then
- * kernel objects and homes no live sandbox owns (OBJECT hears each).
- * Returns the number of things removed. */
-size_t daemon_reap(struct daemon *d, daemon_reap_fn row, void *row_arg,
-    daemon_reap_fn object, void *object_arg);
+/* How many things a reap removed in all. */
+typedef void (*daemon_reaped_fn)(size_t removed, void *arg);
+/* Reaps: registry rows whose server is gone (ROW hears each name, at
+ * once), then kernel objects and homes no live sandbox owns (OBJECT hears
+ * each), in the monitor's turn; DONE hears the end, from the loop, or
+ * before this returns when WAIT (the start, before the loop serves). Each
+ * may be NULL; all hear ARG. */
+void daemon_reap(struct daemon *d, bool wait, daemon_reap_fn row, daemon_reap_fn object,
+    daemon_reaped_fn done, void *arg);
 
 /* Starts the host mode's proxy on its loopback address; -1 (logged) on failure. */
 int daemon_host_proxy_start(struct daemon *d);

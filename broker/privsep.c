@@ -510,6 +510,7 @@ struct privsep_asked {
 		privsep_socket_fn socket;
 		privsep_firewall_fn firewall;
 		privsep_owner_fn owner;
+		privsep_reaped_fn reaped;
 	} to;
 	void *arg;
 };
@@ -596,41 +597,86 @@ privsep_destroy_async(struct privsep *ps, const char *name, privsep_done_fn done
 	    (struct privsep_asked){ .to.done = done, .arg = arg }, err);
 }
 
-struct privsep_report {
-	void (*removed)(const char *what, void *arg);
-	void *arg;
+/* What a REAPED answer lists, gathered for one call. */
+struct privsep_reaped_list {
+	char **items;
+	size_t n, cap;
 };
 
 static void
-privsep_report_one(const char *what, void *arg)
+privsep_reaped_add(const char *what, void *arg)
 {
-	struct privsep_report *r = arg;
+	struct privsep_reaped_list *l = arg;
 
-	if (r->removed != NULL)
-		r->removed(what, r->arg);
+	if (l->n == l->cap) {
+		l->cap = l->cap == 0 ? 16 : l->cap * 2;
+		l->items = xreallocarray(l->items, l->cap, sizeof(*l->items));
+	}
+	l->items[l->n++] = xstrdup(what);
 }
 
-size_t
-privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
-    void (*removed)(const char *what, void *arg), void *arg)
+/* Tells DONE what the REAPED answer MSG (NULL: the monitor is gone) says. */
+static void
+privsep_reaped_tell(struct seqmsg *msg, privsep_reaped_fn done, void *arg)
 {
-	struct privsep_report r = { removed, arg };
+	struct privsep_reaped_list l = { 0 };
 	uint32_t count = 0;
-	char *err = NULL;
+	const char *why = NULL;
 
+	if (msg == NULL)
+		why = "the monitor is gone";
+	else if (monitor_wire_list_decode(msg, MONITOR_REAPED, MONITOR_WIRE_REAPED_MAX, &count,
+	    privsep_reaped_add, &l) == -1)
+		why = "the monitor's answer is malformed";
+	done(why == NULL ? count : 0, (const char *const *)l.items, l.n, why, arg);
+	for (size_t i = 0; i < l.n; i++)
+		free(l.items[i]);
+	free(l.items);
+}
+
+static void
+privsep_on_reaped(struct seqmsg *msg, void *arg)
+{
+	struct privsep_asked *c = arg;
+
+	privsep_reaped_tell(msg, c->to.reaped, c->arg);
+	free(c);
+}
+
+/* REAP's request for LIVE, composed in PS's buffer. */
+static void
+privsep_reap_encode(struct privsep *ps, const char *const *live, size_t nlive)
+{
 	/* Every sandbox the monitor built is live to it already; the list
 	 * only adds names it does not know, up to what one message holds. */
 	if (nlive > PRIVSEP_REAP_LIVE_MAX)
 		nlive = PRIVSEP_REAP_LIVE_MAX;
 	monitor_wire_list_encode(ps->msg, MONITOR_REAP, 0, live, nlive);
-	if (privsep_call(ps, &err) == -1 || monitor_wire_list_decode(ps->msg, MONITOR_REAPED,
-	    MONITOR_WIRE_REAPED_MAX, &count, privsep_report_one, &r) == -1) {
-		log_error("reap: %s", err != NULL ? err : "the monitor's answer is malformed");
-		count = 0;
-	}
+}
+
+int
+privsep_reap_async(struct privsep *ps, const char *const *live, size_t nlive,
+    privsep_reaped_fn done, void *arg, char **err)
+{
+	privsep_reap_encode(ps, live, nlive);
+	/* Root's: small, one at a time a connection. */
+	return privsep_ask(ps, true, privsep_on_reaped,
+	    (struct privsep_asked){ .to.reaped = done, .arg = arg }, err);
+}
+
+void
+privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
+    privsep_reaped_fn done, void *arg)
+{
+	char *err = NULL;
+
+	privsep_reap_encode(ps, live, nlive);
+	if (privsep_call(ps, &err) == -1)
+		done(0, NULL, 0, err, arg);
+	else
+		privsep_reaped_tell(ps->msg, done, arg);
 	free(err);
 	seqmsg_clear(ps->msg);
-	return count;
 }
 
 static void

@@ -84,9 +84,19 @@ int privsep_warm_async(struct privsep *ps, unsigned slot, privsep_done_fn done, 
 int privsep_destroy_async(struct privsep *ps, const char *name, privsep_done_fn done,
     void *arg, char **err);
 
-/* Reaping, waiting for its answer (bounded): root's alone. */
-size_t privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
-    void (*removed)(const char *what, void *arg), void *arg);
+/* What reaping removed: COUNT things, WHAT[N] naming them (at most what
+ * one answer lists), or WHY it could not be done; valid during the call. */
+typedef void (*privsep_reaped_fn)(size_t count, const char *const *what, size_t n,
+    const char *why, void *arg);
+/* Has the monitor remove the cgroups and homes that no sandbox it built,
+ * and none named in LIVE, owns; DONE hears it from the loop. -1 with *ERR
+ * when it cannot be sent (DONE is then never called). */
+int privsep_reap_async(struct privsep *ps, const char *const *live, size_t nlive,
+    privsep_reaped_fn done, void *arg, char **err);
+/* The same, waiting for the answer (bounded): at the start only, before
+ * the loop serves anyone. */
+void privsep_reap(struct privsep *ps, const char *const *live, size_t nlive,
+    privsep_reaped_fn done, void *arg);
 /* The owner of PATH, opened by root without following links (run_as of
  * a root caller's sandbox): answered only when CALLER_FD, the client's
  * connection, is root's. DONE(UID, GID, NULL, ARG), or DONE(0, 0, WHY,

@@ -1215,39 +1215,92 @@ sandbox_abandon(struct daemon *d, struct sandbox *sb)
 	sandbox_free(sb);
 }
 
-/* A sandbox the monitor is tearing down, and who waits for it. */
-struct sandbox_destroying {
-	struct daemon *d;
-	char *name;
+/* One who waits for a teardown. */
+struct sandbox_waiter {
 	sandbox_destroyed_fn done;
 	void *arg;
 };
 
+/* A sandbox the monitor is tearing down, and who waits for it: its
+ * delete, and the deletes of the same name that came meanwhile. */
+struct sandbox_destroying {
+	struct daemon *d;
+	char *name;
+	uid_t owner;                    /* its caller's (root's: the pool's, a reap's) */
+	struct sandbox_waiter *waiters;
+	size_t nwaiters;
+	struct sandbox_destroying *next;        /* d->destroying */
+};
+
+static void
+sandbox_destroying_wait(struct sandbox_destroying *del, sandbox_destroyed_fn done, void *arg)
+{
+	if (done == NULL)
+		return;
+	del->waiters = xreallocarray(del->waiters, del->nwaiters + 1, sizeof(*del->waiters));
+	del->waiters[del->nwaiters++] = (struct sandbox_waiter){ done, arg };
+}
+
 static void
 sandbox_on_destroyed(const char *why, void *arg)
 {
-	struct sandbox_destroying *del = arg;
+	struct sandbox_destroying *del = arg, **pp;
 
+	for (pp = &del->d->destroying; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == del) {
+			*pp = del->next;
+			break;
+		}
 	/* At shutdown the monitor tears down whatever is left by itself. */
 	if (why != NULL && !del->d->closing)
 		log_error("sandbox %s: %s", del->name, why);
-	if (del->done != NULL)
-		del->done(del->name, why, del->arg);
+	for (size_t i = 0; i < del->nwaiters; i++)
+		del->waiters[i].done(del->name, why, del->waiters[i].arg);
+	free(del->waiters);
 	free(del->name);
 	free(del);
+}
+
+/* Tears NAME down for OWNER. */
+static void
+sandbox_destroy_for(struct daemon *d, const char *name, uid_t owner, sandbox_destroyed_fn done,
+    void *arg)
+{
+	struct sandbox_destroying *del = xcalloc(1, sizeof(*del));
+	char *err = NULL;
+
+	del->d = d;
+	del->name = xstrdup(name);
+	del->owner = owner;
+	sandbox_destroying_wait(del, done, arg);
+	del->next = d->destroying;
+	d->destroying = del;
+	if (privsep_destroy_async(d->privsep, name, sandbox_on_destroyed, del, &err) == -1) {
+		sandbox_on_destroyed(err, del);
+		free(err);
+	}
 }
 
 void
 sandbox_destroy(struct daemon *d, const char *name, sandbox_destroyed_fn done, void *arg)
 {
-	struct sandbox_destroying *del = xmalloc(sizeof(*del));
-	char *err = NULL;
+	sandbox_destroy_for(d, name, 0, done, arg);
+}
 
-	*del = (struct sandbox_destroying){ d, xstrdup(name), done, arg };
-	if (privsep_destroy_async(d->privsep, name, sandbox_on_destroyed, del, &err) == -1) {
-		sandbox_on_destroyed(err, del);
-		free(err);
+size_t
+sandbox_await_teardowns(struct daemon *d, const char *name, const struct sandbox_caller *caller,
+    sandbox_destroyed_fn done, void *arg)
+{
+	size_t n = 0;
+
+	for (struct sandbox_destroying *del = d->destroying; del != NULL; del = del->next) {
+		if ((name != NULL && strcmp(del->name, name) != 0) ||
+		    (caller->uid != 0 && caller->uid != del->owner))
+			continue;
+		sandbox_destroying_wait(del, done, arg);
+		n++;
 	}
+	return n;
 }
 
 void
@@ -1259,7 +1312,7 @@ sandbox_delete(struct daemon *d, struct sandbox *sb, sandbox_destroyed_fn done, 
 	sandbox_end(d, sb, "deleted");
 	registry_remove(d->registry, sb->name, NULL);
 	log_info("sandbox %s deleted", sb->name);
-	sandbox_destroy(d, sb->name, done, arg);
+	sandbox_destroy_for(d, sb->name, sb->owner, done, arg);
 	sandbox_free(sb);
 	warm_fill(d);           /* it made room */
 }

@@ -118,6 +118,11 @@ void sandbox_delete(struct daemon *d, struct sandbox *sb, sandbox_destroyed_fn d
 /* Has the monitor tear down what it holds of NAME (a sandbox the broker
  * no longer knows), in turn after its earlier work; DONE as above. */
 void sandbox_destroy(struct daemon *d, const char *name, sandbox_destroyed_fn done, void *arg);
+/* DONE joins those who wait for each teardown in flight of NAME (NULL:
+ * of every name) whose sandbox CALLER may see: a delete that comes again
+ * answers when the first one does. Returns how many it joined. */
+size_t sandbox_await_teardowns(struct daemon *d, const char *name,
+    const struct sandbox_caller *caller, sandbox_destroyed_fn done, void *arg);
 /* Ends SB without the monitor (it is gone): the hooks, its tunnels, its
  * channel (corral-init ends, and every process of the sandbox with it);
  * its registry row stays for the next start to reap. */

@@ -10,11 +10,12 @@
 # then at once for 16 creates over 32 folders whose paths are 3.5 KB long
 # (about 120 KB a request: two fill the link's buffer, ten more what the
 # broker keeps); root asks for one in the middle of them.
-# ctest-fv deletes a sandbox of its own in the middle of the burst, and
-# lists its sandboxes while the delete waits its turn at the monitor.
+# ctest-fv deletes a sandbox of its own in the middle of the burst (and
+# again, at once), root reaps, and ctest-fv lists its sandboxes while the
+# delete and the reap wait their turn at the monitor.
 # Expects: every create is answered: made, or refused because the monitor
-# is busy; root's is made; the list answers before the delete, which
-# answers once the sandbox's home is gone; corrald still runs and serves: ctest-fv's
+# is busy; root's is made; the list answers before the delete and the
+# reap; both deletes answer once the sandbox's home is gone; corrald still runs and serves: ctest-fv's
 # sandbox answers; a sandbox over 32 folders sees each of them; the log has
 # no teardown.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -82,9 +83,15 @@ chmod 0777 "$TB_DIR/users"
 ) &
 root_create=$!
 
-# The neighbour's delete, then its list, when the burst is half sent: each
-# notes when it was answered (and the delete whether the home was gone).
+# The neighbour's delete, the same again, root's reap, then the
+# neighbour's list, when the burst is half sent: each notes when it was
+# answered (and a delete whether the home was gone).
 stamp() { date +%s%N; }
+delete_v2() {
+	corral_as "$UID_V" sandbox delete v2 >/dev/null 2>&1
+	echo "$? $(stamp)" >"$TB_DIR/$1"
+	[ -e "$TB_DIR/state/sandboxes/v2" ] && echo "home left" >>"$TB_DIR/$1"
+}
 (
 	i=0
 	while [ ! -e "$TB_DIR/users/root-turn" ] && [ "$i" -lt 300 ]; do
@@ -92,10 +99,12 @@ stamp() { date +%s%N; }
 		i=$((i + 1))
 	done
 	stamp >"$TB_DIR/delete.start"
+	delete_v2 delete.out &
+	sleep 0.02
+	delete_v2 delete2.out &
 	(
-		corral_as "$UID_V" sandbox delete v2 >/dev/null 2>&1
-		echo "$? $(stamp)" >"$TB_DIR/delete.out"
-		[ -e "$TB_DIR/state/sandboxes/v2" ] && echo "home left" >>"$TB_DIR/delete.out"
+		corral_cli reap >/dev/null 2>&1
+		echo "$? $(stamp)" >"$TB_DIR/reap.out"
 	) &
 	sleep 0.02
 	corral_as "$UID_V" sandbox list >"$TB_DIR/list.json" 2>&1
@@ -158,6 +167,13 @@ check_lacks "the list no longer shows the sandbox being deleted" \
 	"$(cat "$TB_DIR/list.json")" '"v2"'
 check_eq "the delete answers once the sandbox's home is gone" 1 \
 	"$(wc -l <"$TB_DIR/delete.out")"
+check_eq "so does the same delete asked again meanwhile" 1 \
+	"$(wc -l <"$TB_DIR/delete2.out")"
+read -r reap_rc reap_at <"$TB_DIR/reap.out"
+echo "# the list answered $(( (reap_at - list_at) / 1000000 )) ms before the reap"
+check_eq "root's reap in the middle of the burst is answered" 0 "$reap_rc"
+check "the list is answered while root's reap waits for the monitor" \
+	[ "$list_at" -lt "$reap_at" ]
 check "corrald still runs" kill -0 "$daemon_pid"
 check_eq "the neighbour's sandbox answers" ok \
 	"$(corral_as "$UID_V" exec v1 -- echo ok 2>&1)"
