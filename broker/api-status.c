@@ -18,10 +18,13 @@
 #include "common/xmalloc.h"
 #include "egress-proxy/ledger.h"
 
-/* A status waiting for the monitor's word on the firewall. */
-struct api_status_call {
-	struct daemon *d;
+/* A status waiting for the monitor's word on the firewall. One request
+ * in flight serves every status that comes meanwhile: a user who asks
+ * and hangs up in a loop would otherwise queue a request a status behind
+ * the monitor's backlog (each one small and always kept, their sum not). */
+struct api_status_wait {
 	struct api_pending *p;
+	struct api_status_wait *next;
 };
 
 /* One counter of the status answer. */
@@ -94,35 +97,49 @@ api_status_send(struct daemon *d, struct api_pending *p, char *firewall)
 	api_response_clear(&resp);
 }
 
-/* The monitor's line on the firewall (LINE), or why there is none. */
+/* Answers P with the firewall's LINE, or why there is none. */
 static void
-api_status_on_firewall(const char *line, const char *why, void *arg)
+api_status_answer(struct daemon *d, struct api_pending *p, const char *line, const char *why)
 {
-	struct api_status_call *c = arg;
 	Corral__Response resp = CORRAL__RESPONSE__INIT;
 	char *firewall;
 
-	if (c->d->closing) {
+	if (d->closing) {
 		/* What a status reads may be gone already. */
 		api_error(&resp, WIRE_ERR_UNAVAILABLE, "corrald is stopping");
-		api_pending_reply(c->p, &resp);
+		api_pending_reply(p, &resp);
 		api_response_clear(&resp);
-	} else {
-		if (line != NULL)
-			xasprintf(&firewall, "Firewall: %s", line);
-		else
-			xasprintf(&firewall, "Firewall: unknown (%s)", why);
-		api_status_send(c->d, c->p, firewall);
+		return;
 	}
-	free(c);
+	if (line != NULL)
+		xasprintf(&firewall, "Firewall: %s", line);
+	else
+		xasprintf(&firewall, "Firewall: unknown (%s)", why);
+	api_status_send(d, p, firewall);
+}
+
+/* The monitor's line on the firewall: every status waiting hears it. */
+static void
+api_status_on_firewall(const char *line, const char *why, void *arg)
+{
+	struct daemon *d = arg;
+	struct api_status_wait *w = d->status_waits, *next;
+
+	d->status_waits = NULL;
+	for (; w != NULL; w = next) {
+		next = w->next;
+		api_status_answer(d, w->p, line, why);
+		free(w);
+	}
 }
 
 void
 api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__Request *req,
     struct api_pending *p)
 {
-	struct api_status_call *c;
+	struct api_status_wait *w;
 	char *firewall, *err = NULL;
+	bool asked = d->status_waits != NULL;
 
 	(void)caller;
 	(void)req;
@@ -132,15 +149,14 @@ api_status(struct daemon *d, const struct sandbox_caller *caller, const Corral__
 		api_status_send(d, p, firewall);
 		return;
 	}
-	c = xmalloc(sizeof(*c));
-	c->d = d;
-	c->p = p;
+	w = xmalloc(sizeof(*w));
+	w->p = p;
+	w->next = d->status_waits;
+	d->status_waits = w;
 	/* Asked of the monitor without waiting: it may be busy building. */
-	if (privsep_firewall_async(d->privsep, api_status_on_firewall, c, &err) == -1) {
-		xasprintf(&firewall, "Firewall: unknown (%s)", err);
+	if (!asked && privsep_firewall_async(d->privsep, api_status_on_firewall, d, &err) == -1) {
+		api_status_on_firewall(NULL, err, d);
 		free(err);
-		free(c);
-		api_status_send(d, p, firewall);
 	}
 }
 

@@ -70,6 +70,7 @@ struct daemon {
 	struct sandbox *sandboxes;
 	struct sandbox_creating *creating;      /* creates the monitor is building */
 	struct sandbox_destroying *destroying;  /* teardowns the monitor has not done yet */
+	struct api_status_wait *status_waits;   /* statuses waiting for the firewall's state */
 	struct warm_sandbox *warm;      /* the warm pool (warm.c) */
 	struct event *warm_timer;       /* ... its next try after a failed build */
 	bool warm_held;                 /* ... until then */

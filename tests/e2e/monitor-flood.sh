@@ -12,10 +12,12 @@
 # broker keeps); root asks for one in the middle of them.
 # ctest-fv deletes a sandbox of its own in the middle of the burst (and
 # again, at once), root reaps, and ctest-fv lists its sandboxes while the
-# delete and the reap wait their turn at the monitor.
+# delete and the reap wait their turn at the monitor. Then 20 statuses
+# while the monitor is stopped.
 # Expects: every create is answered: made, or refused because the monitor
 # is busy; root's is made; the list answers before the delete and the
-# reap; both deletes answer once the sandbox's home is gone; corrald still runs and serves: ctest-fv's
+# reap; both deletes answer once the sandbox's home is gone; the statuses
+# are answered with one question to the monitor; corrald still runs and serves: ctest-fv's
 # sandbox answers; a sandbox over 32 folders sees each of them; the log has
 # no teardown.
 . "$top_srcdir/tests/lib/tap.sh"
@@ -193,6 +195,28 @@ else
 	seen="no sandbox over $LONG_ROOTS roots was made"
 fi
 check_eq "a sandbox over $LONG_ROOTS roots sees each" "$LONG_ROOTS" "$seen"
+
+# Statuses while the monitor cannot answer: one question of the firewall
+# serves them all, not one each (a user asking and hanging up in a loop
+# would queue them behind the monitor's backlog).
+answers() {
+	corral_cli metrics 2>/dev/null |
+		sed -n 's/^corral_monitor_request_seconds_count \([0-9]*\).*/\1/p'
+}
+monitor=$(pgrep -P "$daemon_pid" -x corrald-monitor)
+before=$(answers)
+kill -STOP "$monitor"
+status_pids=
+for i in $(seq 1 20); do
+	corral_as "$UID_V" status >/dev/null 2>&1 &
+	status_pids="$status_pids $!"
+done
+sleep 0.5
+kill -CONT "$monitor"
+failed=0
+for p in $status_pids; do wait "$p" || failed=$((failed + 1)); done
+check_eq "20 statuses asked while the monitor was stopped are answered" 0 "$failed"
+check_eq "with one question to the monitor" 1 $(( $(answers) - before ))
 
 corral_cli sandbox delete --all >/dev/null 2>&1
 tap_done
