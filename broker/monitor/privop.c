@@ -592,14 +592,21 @@ privop_sandbox_new(const char *name, unsigned slot)
 	return s;
 }
 
-/* Undoes what privop_create built of S, and forgets it. */
-static void
-privop_sandbox_free(struct privop *p, struct privop_sandbox *s)
+/* Ends S, undoing what privop_create built of it: its cgroups (every process in them), its programs, corral-init's
+ * handle, its home. -1 when its cgroups could not be removed, the reason
+ * in *ERR (logged when ERR is NULL): processes may be left. */
+static int
+privop_sandbox_end(struct privop *p, struct privop_sandbox *s, char **err)
 {
 	char *why = NULL;
+	int rc = 0;
 
 	if (s->cg != NULL && cgroup_sandbox_remove(s->cg, &why) == -1) {
-		log_error("%s: %s: %s", __func__, s->name, why);
+		rc = -1;
+		if (err != NULL)
+			reason_set(err, "its cgroups could not be removed: %s", why);
+		else
+			log_error("%s: %s: %s", __func__, s->name, why);
 		free(why);
 	}
 	bpfload_detach(s->watch);
@@ -610,6 +617,14 @@ privop_sandbox_free(struct privop *p, struct privop_sandbox *s)
 	if (!s->warm)
 		privop_remove_home(p, s->name);
 	free(s);
+	return rc;
+}
+
+/* Undoes what privop_create built of S, and forgets it. */
+static void
+privop_sandbox_free(struct privop *p, struct privop_sandbox *s)
+{
+	(void)privop_sandbox_end(p, s, NULL);
 }
 
 /* Fills the facts of OUT that decide enforcement, and says what is missing. */
@@ -1127,8 +1142,7 @@ privop_destroy(struct privop *p, const char *name, char **err)
 			continue;
 		s = *pp;
 		*pp = s->next;
-		privop_sandbox_free(p, s);
-		return 0;
+		return privop_sandbox_end(p, s, err);
 	}
 	/* Not ours (any more): what may be left of it still goes. */
 	if (policy_name_valid(name)) {
