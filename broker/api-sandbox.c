@@ -186,8 +186,9 @@ api_sandbox_list(struct daemon *d, const struct sandbox_caller *caller,
 /* A delete's answer, sent once the monitor has torn down every sandbox
  * it names (their cgroups, namespaces and homes are gone when the client
  * hears it); the sandboxes left the broker at once. A teardown the
- * monitor could not confirm (it died) makes the answer an error: the
- * daemon never says "deleted" for what it cannot vouch for. */
+ * monitor could not confirm (it died, or the cgroups stayed) makes the
+ * answer an error: the daemon never says "deleted" for what it cannot
+ * vouch for. */
 struct api_deleting {
 	struct api_pending *pending;
 	Corral__SandboxDeleteReply *reply;
