@@ -481,19 +481,27 @@ privsep_on_lost(struct privsep *ps, void (*lost)(void *arg), void *arg)
 	ps->lost_arg = arg;
 }
 
+/* Why the answer MSG is not the one asked for: the monitor is gone
+ * (NULL), its FAILED text, or a malformed answer. */
+static const char *
+privsep_refusal(struct seqmsg *msg)
+{
+	const char *text;
+
+	if (msg == NULL)
+		return "the monitor is gone";
+	if (monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == 0)
+		return text;
+	return "the monitor's answer is malformed";
+}
+
 /* Reads a create's answer MSG into OUT; -1 with the reason in *ERR. */
 static int
 privsep_built(struct privsep *ps, struct seqmsg *msg, struct monitor_built *out,
     char **err)
 {
-	const char *text;
-
-	if (msg == NULL)
-		return reason_set(err, "the monitor is gone");
-	if (msg->type != MONITOR_BUILT)
-		return monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == -1 ?
-		    reason_set(err, "the monitor answered with something else") :
-		    reason_set(err, "%s", text);
+	if (msg == NULL || msg->type != MONITOR_BUILT)
+		return reason_set(err, "%s", privsep_refusal(msg));
 	if (monitor_wire_built_decode(msg, out) == -1)
 		return reason_set(err, "the monitor's answer is malformed");
 	out->map_fd = ps->hello.map_fd;
@@ -707,15 +715,11 @@ static void
 privsep_on_owned(struct seqmsg *msg, void *arg)
 {
 	struct privsep_asked *c = arg;
-	const char *text;
 	uid_t uid;
 	gid_t gid;
 
-	if (msg == NULL)
-		c->to.owner(0, 0, "the monitor is gone", c->arg);
-	else if (msg->type != MONITOR_OWNED)
-		c->to.owner(0, 0, monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == 0 ?
-		    text : "the monitor's answer is malformed", c->arg);
+	if (msg == NULL || msg->type != MONITOR_OWNED)
+		c->to.owner(0, 0, privsep_refusal(msg), c->arg);
 	else if (monitor_wire_owned_decode(msg, &uid, &gid) == -1)
 		c->to.owner(0, 0, "the monitor's answer is malformed", c->arg);
 	else
@@ -741,11 +745,8 @@ privsep_on_netsock(struct seqmsg *msg, void *arg)
 	char *err = NULL;
 	int fd = -1;
 
-	if (msg == NULL)
-		reason_set(&err, "the monitor is gone");
-	else if (msg->type == MONITOR_FAILED)
-		reason_set(&err, "%s", monitor_wire_text_decode(msg, MONITOR_FAILED, &text, NULL) == 0 ?
-		    text : "the monitor's answer is malformed");
+	if (msg == NULL || msg->type != MONITOR_NETSOCK_IS)
+		reason_set(&err, "%s", privsep_refusal(msg));
 	else if (monitor_wire_text_decode(msg, MONITOR_NETSOCK_IS, &text, &fd) == -1 || fd == -1)
 		reason_set(&err, "the monitor's answer is malformed");
 	c->to.socket(fd, err, c->arg);
